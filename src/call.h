@@ -1,0 +1,125 @@
+/* One intercepted MPI_Alltoallv, from description to log.  This is the MPI
+ * side of the shim: everything here may call PMPI_*, nothing here defines an
+ * MPI_ symbol (only intercept.c does).
+ */
+#ifndef SKEWSHIM_CALL_H
+#define SKEWSHIM_CALL_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include "policy.h"
+#include "sched.h"
+#include "topo.h"
+
+struct skewshim_comm;
+
+/* Why a call went to PMPI_Alltoallv.  Counted per reason; names in
+ * skewshim_reason_name(). */
+typedef enum skewshim_reason {
+    SKEWSHIM_REASON_NONE = 0,
+    SKEWSHIM_REASON_DISABLED,       /* SKEWSHIM_DISABLE=1 or a bad policy */
+    SKEWSHIM_REASON_NOT_INITIALIZED,
+    SKEWSHIM_REASON_IN_PLACE,
+    SKEWSHIM_REASON_NONCONTIG,
+    SKEWSHIM_REASON_INTERCOMM,
+    SKEWSHIM_REASON_TYPE_SIZE,      /* send and receive type sizes differ */
+    SKEWSHIM_REASON_INVALID_ARGS,   /* left to MPI to report */
+    SKEWSHIM_REASON_MIXED_BUFFERS,
+    SKEWSHIM_REASON_NO_DEVICE_PATH,
+    SKEWSHIM_REASON_NO_HOST_PATH,   /* device-only algorithm on host buffers */
+    SKEWSHIM_REASON_MEMORY_CAP,
+    SKEWSHIM_REASON_NOT_IMPLEMENTED,
+    SKEWSHIM_REASON_NCCL_UNAVAILABLE,
+    SKEWSHIM_REASON_UNEVEN_NODES,
+    SKEWSHIM_REASON_LARGE_COUNT,    /* MPI_Alltoallv_c: passed through */
+    SKEWSHIM_REASON_INTERNAL,       /* allocation failure and the like */
+    SKEWSHIM_REASON_COUNT
+} skewshim_reason;
+
+const char *skewshim_reason_name(skewshim_reason r);
+
+/* Why the algorithm was chosen. */
+enum { SKEWSHIM_WHY_RULE = 0, SKEWSHIM_WHY_DEFAULT, SKEWSHIM_WHY_FORCED, SKEWSHIM_WHY_FALLBACK };
+
+/* What the one agreement collective yields: identical on every rank. */
+typedef struct skewshim_agreed {
+    int valid;                    /* 0 when no agreement ran */
+    uint64_t max_block_bytes;
+    uint64_t total_bytes;
+    uint64_t max_send, sum_send;  /* per-rank totals, all traffic */
+    uint64_t max_recv, sum_recv;
+    uint64_t max_isend, sum_isend;/* per-rank inter-node totals */
+    uint64_t max_irecv, sum_irecv;
+    uint64_t any_unsupported;     /* max over ranks of the local reason */
+    uint64_t any_device, any_host;
+    skewshim_skew skew;           /* MTMs derived from the above */
+} skewshim_agreed;
+
+/* Extra per-call facts a planner reports for the log (SABRE/FAST). */
+typedef struct skewshim_plan_info {
+    int regime;                   /* SABRE: 1 high, 0 low; -1 n/a */
+    int stages;
+    int cache_hit;                /* -1 n/a */
+    double t_pred, t_lb;          /* model seconds; 0 when n/a */
+    uint64_t meta_bytes;          /* matrix exchange bytes sent by this rank */
+    double meta_time;             /* seconds spent in it */
+} skewshim_plan_info;
+
+typedef struct skewshim_call {
+    /* the user's arguments */
+    const void *sendbuf;
+    void *recvbuf;
+    const int *scounts, *sdispls, *rcounts, *rdispls;
+    MPI_Datatype stype, rtype;
+    MPI_Comm comm;
+    /* described */
+    struct skewshim_comm *cs;
+    int rank, size;
+    int type_size;                /* bytes per element (send == receive) */
+    MPI_Aint sextent, rextent;
+    uint64_t *sbytes, *soff;      /* [P] bytes and byte offsets, this rank */
+    uint64_t *rbytes, *roff;
+    int buffers;                  /* SKEWSHIM_BUF_HOST or _DEVICE */
+    skewshim_reason local_reason; /* why this rank alone cannot run it */
+    /* agreed and chosen */
+    skewshim_agreed ag;
+    skewshim_algo_id algo;
+    int why, rule;
+    const skewshim_params *params;
+    /* reported by the algorithm */
+    skewshim_sched_stats stats;
+    skewshim_plan_info info;
+    uint64_t tmp_bytes;
+} skewshim_call;
+
+/* The host and device paths of an algorithm.  run() returns MPI_SUCCESS or
+ * an MPI error code; it must not fall back on its own (a fallback decided on
+ * one rank alone would hang the others).  temp_bytes() is computed from
+ * rank-invariant facts (agreed values, comm size, topology) so the memory cap
+ * is decided identically everywhere; NULL means no temporary memory. */
+typedef struct skewshim_algo {
+    skewshim_algo_id id;
+    unsigned buffers;             /* bit SKEWSHIM_BUF_HOST / _DEVICE supported */
+    int needs_agreement;          /* needs agreed facts even when forced */
+    uint64_t (*temp_bytes)(const skewshim_call *c);
+    int (*run_host)(skewshim_call *c);
+    int (*run_device)(skewshim_call *c);
+} skewshim_algo;
+
+#define SKEWSHIM_BUFBIT(b) (1u << (b))
+
+const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
+
+/* The pipeline: returns what PMPI_Alltoallv would have returned. */
+int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+
+/* Helpers for algorithms. */
+/* Temporary memory of the call's communicator state, grown as needed. */
+void *skewshim_call_tmp(skewshim_call *c, uint64_t bytes);
+/* The private communicator for the shim's own messages. */
+MPI_Comm skewshim_call_pcomm(const skewshim_call *c);
+const skewshim_topo *skewshim_call_topo(const skewshim_call *c);
+
+#endif

@@ -1,0 +1,40 @@
+/* Per-communicator state, cached on an MPI attribute of the user's
+ * communicator and freed by the attribute's delete callback (MPI_Comm_free,
+ * and MPI_Finalize for the communicators still alive).
+ */
+#ifndef SKEWSHIM_COMM_H
+#define SKEWSHIM_COMM_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include "topo.h"
+#include "log.h"
+
+typedef struct skewshim_comm {
+    MPI_Comm user;          /* not owned */
+    MPI_Comm pcomm;         /* private dup: all of the shim's own messages */
+    int id;                 /* job-wide id: same on every member */
+    int rank, size;
+    int world_rank;
+    int topo_q;             /* ranks_per_node the topology was built with (0 = shared split) */
+    skewshim_topo topo;
+    uint64_t ncalls;        /* MPI_Alltoallv calls seen on this communicator */
+    /* scratch for the call description, grown with the comm size */
+    uint64_t *scratch;      /* 4*P */
+    void *tmp;              /* temp buffer for schedules */
+    uint64_t tmp_cap;
+    skewshim_ring ring;     /* per-call records awaiting the max-over-ranks merge */
+    void *plan_cache;       /* owned by src/core/plan_cache.c */
+    void *device;           /* owned by the device executors */
+    struct skewshim_comm *next, *prev; /* list of live states, for finalize */
+} skewshim_comm;
+
+/* The state of comm, created on first use (collective over comm: every rank
+ * reaches its first MPI_Alltoallv on comm together).  NULL on failure. */
+skewshim_comm *skewshim_comm_get(MPI_Comm comm);
+/* Free every live state (called from MPI_Finalize, before PMPI_Finalize). */
+void skewshim_comm_free_all(void);
+int skewshim_comm_setup(void);     /* keyval; called at init */
+int skewshim_comm_live(void);      /* states alive, for the leak test */
+
+#endif

@@ -1,0 +1,40 @@
+/* Planner entry points.  Pure C: no MPI, no CUDA.  One algorithm per file in
+ * src/plan/.  A planner that needs only this rank's row and column (a local
+ * planner) builds this rank's slice; one that needs the whole size matrix
+ * builds the global schedule that every rank computes identically from the
+ * same matrix.  Moves address user blocks by index (see sched.h), so no
+ * planner sees the user's displacements.
+ */
+#ifndef SKEWSHIM_PLAN_H
+#define SKEWSHIM_PLAN_H
+
+#include "sched.h"
+#include "topo.h"
+#include "policy.h"
+
+/* This rank's view: sizes of its P send and receive blocks, in bytes. */
+typedef struct skewshim_local {
+    int rank, nranks;
+    const uint64_t *sbytes, *rbytes;
+} skewshim_local;
+
+/* What a global planner reports for the log. */
+typedef struct skewshim_plan_report {
+    int regime;                   /* SABRE: 1 highly skewed, 0 lightly; -1 n/a */
+    int stages;                   /* stages of the schedule (Birkhoff stages for FAST) */
+    double mtm;                   /* the MTM the planner decided on, when it did */
+} skewshim_plan_report;
+
+/* A planner from the whole size matrix (SABRE, FAST, spread-out).  nics is
+ * the NICs per node (m).  Builds the global schedule in out (initialised by
+ * the caller with skewshim_sched_init(out, P, -1)). */
+typedef int (*skewshim_global_planner)(const skewshim_matrix *m, const skewshim_topo *t,
+                                       const skewshim_params *p, int nics,
+                                       skewshim_sched *out, skewshim_plan_report *rep);
+
+/* scattered (MPICH): batches of block_count Isend/Irecv pairs in rotated order. */
+int skewshim_plan_scattered(const skewshim_local *l, int block_count, skewshim_sched *out);
+/* pairwise (Open MPI): round k sends to rank+k, receives from rank-k. */
+int skewshim_plan_pairwise(const skewshim_local *l, skewshim_sched *out);
+
+#endif

@@ -1,0 +1,133 @@
+/* The per-job policy: YAML -> validated struct -> (algorithm, parameters).
+ * Pure C (libyaml only), no MPI: loading, validation and rule matching are
+ * unit-tested without mpiexec.
+ */
+#ifndef SKEWSHIM_POLICY_H
+#define SKEWSHIM_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Names are the policy's names (DESIGN.md section 3). */
+typedef enum skewshim_algo_id {
+    SKEWSHIM_ALGO_NATIVE = 0,
+    SKEWSHIM_ALGO_SCATTERED,
+    SKEWSHIM_ALGO_PAIRWISE,
+    SKEWSHIM_ALGO_BRUCK2,
+    SKEWSHIM_ALGO_PADDED_BRUCK,
+    SKEWSHIM_ALGO_TUNA,
+    SKEWSHIM_ALGO_TUNA_HIER,
+    SKEWSHIM_ALGO_SABRE,
+    SKEWSHIM_ALGO_FAST,
+    SKEWSHIM_ALGO_NCCL_FANOUT,
+    SKEWSHIM_ALGO_AUTO,
+    SKEWSHIM_ALGO_COUNT
+} skewshim_algo_id;
+
+const char *skewshim_algo_name(skewshim_algo_id a);
+/* Returns the id, or -1 for an unknown name. */
+int skewshim_algo_from_name(const char *name);
+
+enum { SKEWSHIM_BUF_ANY = 0, SKEWSHIM_BUF_HOST = 1, SKEWSHIM_BUF_DEVICE = 2 };
+enum { SKEWSHIM_TUNA_COALESCED = 0, SKEWSHIM_TUNA_STAGGERED = 1 };
+enum {
+    SKEWSHIM_LOG_OFF = 0,
+    SKEWSHIM_LOG_SUMMARY = 1,
+    SKEWSHIM_LOG_CALLS = 2,
+    SKEWSHIM_LOG_MATRIX = 3
+};
+
+/* Parameters of every algorithm.  A rule carries a full copy: the global
+ * values with that rule's overrides applied. */
+typedef struct skewshim_params {
+    int scattered_block_count;    /* >= 1 */
+    int tuna_radix;               /* >= 2, or 0 = auto */
+    int tuna_hier_radix;          /* >= 2, or 0 = auto */
+    int tuna_hier_block_count;    /* >= 1 */
+    int tuna_hier_variant;        /* SKEWSHIM_TUNA_* */
+    double sabre_alpha;           /* >= 1 */
+    double sabre_mtm_threshold;   /* >= 1 */
+    int fast_pipeline;            /* 0 / 1 */
+    uint64_t max_temp_bytes;      /* temp memory cap per rank per call */
+    /* two-tier model used for predicted time / T_LB in the log */
+    double model_intra_bw;        /* bytes/s, B1 */
+    double model_inter_bw;        /* bytes/s per NIC, B2 */
+    double model_latency;         /* seconds per message */
+} skewshim_params;
+
+/* Inclusive range; hi < 0 means unbounded above.  An unset range matches. */
+typedef struct skewshim_range {
+    int set;
+    double lo, hi;
+} skewshim_range;
+
+typedef struct skewshim_rule {
+    skewshim_range comm_size, max_block_bytes, avg_block_bytes, mtm;
+    int buffers;                  /* SKEWSHIM_BUF_* */
+    skewshim_algo_id use;         /* never AUTO */
+    skewshim_params params;
+    unsigned overrides;           /* bit i: params field i set by the rule */
+    int line;                     /* where it stands in the file, for the log */
+} skewshim_rule;
+
+typedef struct skewshim_policy {
+    int version;
+    int strict;
+    char source[512];             /* file name, or "<built-in default>" */
+    /* log */
+    char log_path[512];           /* pattern: %j job id, %r rank, %p pid */
+    int log_level;                /* SKEWSHIM_LOG_* */
+    int log_sample;               /* every Nth call, >= 1 */
+    int log_stderr;               /* summary to stderr at finalize */
+    /* topology */
+    int ranks_per_node;           /* 0 = auto (shared-memory split) */
+    int nics_per_node;            /* >= 1 */
+    /* algorithm used when no rule matches */
+    skewshim_algo_id fallback;
+    skewshim_params params;
+    skewshim_rule *rules;
+    int nrules;
+} skewshim_policy;
+
+/* What a rule can match on; identical on every rank (agreed values). */
+typedef struct skewshim_facts {
+    int comm_size;
+    double max_block_bytes;
+    double avg_block_bytes;       /* total bytes / P^2 */
+    double mtm;                   /* SABRE's MTM over inter-node volumes */
+    int buffers;                  /* SKEWSHIM_BUF_HOST or _DEVICE */
+} skewshim_facts;
+
+/* Error with the place it comes from.  line/column are 1-based, 0 when
+ * unknown (an unreadable file). */
+typedef struct skewshim_error {
+    char file[512];
+    int line, column;
+    char key[128];                /* dotted path, e.g. "rules[2].use" */
+    char msg[384];                /* what was expected */
+} skewshim_error;
+
+/* "file:line:col: key: msg" in buf. */
+void skewshim_error_format(const skewshim_error *e, char *buf, size_t len);
+
+void skewshim_params_default(skewshim_params *p);
+void skewshim_policy_init_default(skewshim_policy *p);  /* no rules */
+/* Load and validate.  Return 0, or -1 with *err filled (and *out left in
+ * the built-in default state, never half-loaded). */
+int skewshim_policy_load_file(const char *path, skewshim_policy *out, skewshim_error *err);
+int skewshim_policy_load_string(const char *yaml, size_t len, const char *name,
+                                skewshim_policy *out, skewshim_error *err);
+/* The built-in default, compiled from conf/default.yaml. */
+int skewshim_policy_load_builtin(skewshim_policy *out, skewshim_error *err);
+extern const char skewshim_default_yaml[];
+void skewshim_policy_free(skewshim_policy *p);
+
+/* First matching rule wins.  Returns the rule index, or -1 when none matched
+ * (then *algo = policy->fallback and *params = &policy->params). */
+int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
+                           skewshim_algo_id *algo, const skewshim_params **params);
+/* Whether choosing needs agreed global facts (any rule tests block sizes or
+ * MTM).  Rank-invariant. */
+int skewshim_policy_needs_facts(const skewshim_policy *p);
+
+#endif

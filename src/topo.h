@@ -1,0 +1,67 @@
+/* Topology and the traffic matrix: pure C, no MPI.
+ *
+ * Nodes may be uneven (P not a multiple of the ranks per node).  Ranks of a
+ * node are listed in increasing rank order; a rank's local id is its index in
+ * that list.
+ */
+#ifndef SKEWSHIM_TOPO_H
+#define SKEWSHIM_TOPO_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+typedef struct skewshim_topo {
+    int nranks;          /* P */
+    int nnodes;          /* N */
+    int max_per_node;    /* Q = largest node */
+    int *node_of;        /* [P] node index of each rank, 0..N-1 */
+    int *local_of;       /* [P] local id of each rank within its node */
+    int *node_size;      /* [N] ranks in each node */
+    int *node_first;     /* [N] offset into node_ranks */
+    int *node_ranks;     /* [P] ranks grouped by node */
+} skewshim_topo;
+
+/* Build from a per-rank node key (e.g. the color of a shared-memory split, or
+ * rank / ranks_per_node).  Nodes are numbered in order of their lowest rank.
+ * Returns 0, or -1 on allocation failure. */
+int skewshim_topo_from_keys(skewshim_topo *t, int nranks, const int *key);
+/* Emulated nodes of q consecutive ranks (the last one may be smaller). */
+int skewshim_topo_blocks(skewshim_topo *t, int nranks, int q);
+void skewshim_topo_free(skewshim_topo *t);
+/* Rank of local id l on node n, or -1 when that node is smaller. */
+int skewshim_topo_rank(const skewshim_topo *t, int node, int local);
+
+/* Dense traffic matrix in bytes: m[i*P + j] = bytes rank i sends rank j. */
+typedef struct skewshim_matrix {
+    int nranks;
+    uint64_t *b;
+} skewshim_matrix;
+
+int skewshim_matrix_alloc(skewshim_matrix *m, int nranks);
+void skewshim_matrix_free(skewshim_matrix *m);
+
+/* Skew figures of SABRE section 4: for each rank, s_i / r_i are its send /
+ * receive volumes (inter-node only, or all traffic); Send-MTM = P max s / sum s,
+ * likewise Recv-MTM; MTM = max of the two.  A matrix with nothing to send has
+ * MTM 1 by convention (perfectly balanced, nothing to fix). */
+typedef struct skewshim_skew {
+    uint64_t total_bytes;        /* sum of all blocks */
+    uint64_t max_block_bytes;
+    uint64_t inter_bytes;        /* sum of inter-node blocks */
+    double send_mtm_inter, recv_mtm_inter, mtm_inter;
+    double send_mtm_all, recv_mtm_all, mtm_all;
+} skewshim_skew;
+
+/* MTM from the reduced quantities (what the agreement collective yields). */
+double skewshim_mtm(uint64_t max_v, uint64_t sum_v, int nranks);
+/* All figures from a full matrix (tests, simulator, replay). */
+void skewshim_skew_of_matrix(const skewshim_matrix *m, const skewshim_topo *t,
+                             skewshim_skew *out);
+
+/* Lower bound of SABRE 5.2 / FLASH theorem 1: max over nodes of the inter-node
+ * bytes it sends or receives, divided by (nics_per_node * link bandwidth).
+ * Returns seconds for bw in bytes/s. */
+double skewshim_lower_bound(const skewshim_matrix *m, const skewshim_topo *t,
+                            int nics_per_node, double bw);
+
+#endif
