@@ -37,4 +37,18 @@ int skewshim_plan_scattered(const skewshim_local *l, int block_count, skewshim_s
 /* pairwise (Open MPI): round k sends to rank+k, receives from rank-k. */
 int skewshim_plan_pairwise(const skewshim_local *l, skewshim_sched *out);
 
+/* Global planners (src/plan/sabre.c, fast.c, spread.c).  Same signature
+ * as skewshim_global_planner. */
+int skewshim_plan_sabre(const skewshim_matrix *m, const skewshim_topo *t,
+                        const skewshim_params *p, int nics,
+                        skewshim_sched *out, skewshim_plan_report *rep);
+int skewshim_plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
+                       const skewshim_params *p, int nics,
+                       skewshim_sched *out, skewshim_plan_report *rep);
+/* Spread-out (FAST's baseline): every pair directly, in N-1 inter-node
+ * diagonal stages; for the simulator. */
+int skewshim_plan_spread(const skewshim_matrix *m, const skewshim_topo *t,
+                         const skewshim_params *p, int nics,
+                         skewshim_sched *out, skewshim_plan_report *rep);
+
 #endif

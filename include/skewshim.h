@@ -1,0 +1,44 @@
+/* skewshim's public API.  Applications need none of it: the shim works by
+ * interposition alone.  Tools (the benchmark, tests) use it to switch the
+ * algorithm between calls and to read what the last call did.
+ */
+#ifndef SKEWSHIM_H
+#define SKEWSHIM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SKEWSHIM_VERSION "0.1.0"
+
+/* Force an algorithm by its policy name ("native", "scattered", "tuna", ...)
+ * for the following calls of this process, or go back to the policy with
+ * NULL or "".  Every rank of a communicator must set the same value before
+ * the same call.  Returns 0, or -1 for an unknown name. */
+int skewshim_force_algorithm(const char *name);
+
+/* Parameters a tool may override for the following calls (the same on every
+ * rank); name as in the policy ("tuna.radix", "scattered.block_count",
+ * "tuna_hier.radix", "tuna_hier.block_count", "tuna_hier.variant",
+ * "sabre.alpha", "sabre.mtm_threshold", "fast.pipeline", "max_temp_bytes",
+ * "topology.ranks_per_node").  Returns 0, or -1 for an unknown name or a
+ * value out of range.  value NULL restores the policy's value. */
+int skewshim_set_param(const char *name, const char *value);
+
+/* What the last MPI_Alltoallv of this process did. */
+typedef struct skewshim_last {
+    int algorithm;          /* id; skewshim_algorithm_name() gives the name */
+    int fallback_reason;    /* 0 when the chosen algorithm ran */
+    const char *reason;     /* name of the fallback reason, "" when none */
+    unsigned long long rounds, messages, bytes_sent, bytes_forwarded, tmp_bytes;
+} skewshim_last;
+int skewshim_last_call(skewshim_last *out);
+const char *skewshim_algorithm_name(int id);
+
+/* Live per-communicator states (leak tests). */
+int skewshim_live_comms(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
