@@ -1,0 +1,172 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched.h"
+
+int skewshim_sched_init(skewshim_sched *s, int nranks, int rank)
+{
+    memset(s, 0, sizeof *s);
+    s->nranks = nranks;
+    s->rank = rank;
+    s->tmp_bytes = calloc(rank < 0 ? (size_t)(nranks > 0 ? nranks : 1) : 1, sizeof *s->tmp_bytes);
+    return s->tmp_bytes ? 0 : -1;
+}
+
+void skewshim_sched_reset(skewshim_sched *s)
+{
+    s->nmoves = 0;
+    s->nstages = 0;
+    memset(&s->stats, 0, sizeof s->stats);
+    memset(s->tmp_bytes, 0, (s->rank < 0 ? (size_t)(s->nranks > 0 ? s->nranks : 1) : 1) *
+                                sizeof *s->tmp_bytes);
+}
+
+void skewshim_sched_free(skewshim_sched *s)
+{
+    free(s->moves);
+    free(s->tmp_bytes);
+    memset(s, 0, sizeof *s);
+}
+
+int skewshim_sched_add(skewshim_sched *s, const skewshim_move *m)
+{
+    if (s->nmoves == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        skewshim_move *n = realloc(s->moves, cap * sizeof *n);
+        if (!n)
+            return -1;
+        s->moves = n;
+        s->cap = cap;
+    }
+    s->moves[s->nmoves++] = *m;
+    return 0;
+}
+
+int skewshim_sched_move(skewshim_sched *s, int stage,
+                        int src, int src_loc, int src_blk, uint64_t src_off,
+                        int dst, int dst_loc, int dst_blk, uint64_t dst_off,
+                        uint64_t bytes, uint32_t flags)
+{
+    if (bytes == 0)
+        return 0;
+    skewshim_move m = {
+        .src = src, .dst = dst,
+        .src_loc = (uint8_t)src_loc, .dst_loc = (uint8_t)dst_loc,
+        .stage = (uint16_t)stage, .flags = flags,
+        .src_blk = src_loc == SKEWSHIM_LOC_TMP ? -1 : src_blk,
+        .dst_blk = dst_loc == SKEWSHIM_LOC_TMP ? -1 : dst_blk,
+        .src_off = src_off, .dst_off = dst_off, .bytes = bytes,
+    };
+    return skewshim_sched_add(s, &m);
+}
+
+static void add_stats(const skewshim_move *m, int rank, skewshim_sched_stats *st)
+{
+    if (m->src == m->dst) {
+        if (rank < 0 || m->src == rank)
+            st->bytes_copied += m->bytes;
+        return;
+    }
+    if (rank < 0 || m->src == rank) {
+        st->messages++;
+        st->bytes_sent += m->bytes;
+        /* Data leaving from anywhere but the send buffer was staged on the
+         * way: it is another rank's data, or this rank's own data sent twice. */
+        if (m->src_loc != SKEWSHIM_LOC_SEND)
+            st->bytes_forwarded += m->bytes;
+    }
+}
+
+static void compute_stats(const skewshim_sched *s, int rank, skewshim_sched_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    int last_stage = -1;
+    for (size_t i = 0; i < s->nmoves; i++) {
+        const skewshim_move *m = &s->moves[i];
+        add_stats(m, rank, st);
+        int involved = m->src != m->dst && (rank < 0 || m->src == rank || m->dst == rank);
+        if (involved && m->stage != last_stage) {
+            st->rounds++;
+            last_stage = m->stage;
+        }
+    }
+}
+
+void skewshim_sched_rank_stats(const skewshim_sched *s, int rank, skewshim_sched_stats *st)
+{
+    compute_stats(s, rank, st);
+}
+
+/* Counting sort by stage: stable and linear, stages are small integers. */
+static int sort_by_stage(skewshim_sched *s)
+{
+    int maxst = -1;
+    int sorted = 1;
+    for (size_t i = 0; i < s->nmoves; i++) {
+        if ((int)s->moves[i].stage > maxst)
+            maxst = s->moves[i].stage;
+        if (i && s->moves[i].stage < s->moves[i - 1].stage)
+            sorted = 0;
+    }
+    s->nstages = maxst + 1;
+    if (sorted)
+        return 0;
+    size_t *start = calloc((size_t)maxst + 2, sizeof *start);
+    skewshim_move *out = malloc(s->nmoves * sizeof *out);
+    if (!start || !out) {
+        free(start);
+        free(out);
+        return -1;
+    }
+    for (size_t i = 0; i < s->nmoves; i++)
+        start[s->moves[i].stage + 1]++;
+    for (int k = 0; k <= maxst; k++)
+        start[k + 1] += start[k];
+    for (size_t i = 0; i < s->nmoves; i++)
+        out[start[s->moves[i].stage]++] = s->moves[i];
+    free(start);
+    free(s->moves);
+    s->moves = out;
+    s->cap = s->nmoves;
+    return 0;
+}
+
+int skewshim_sched_finish(skewshim_sched *s)
+{
+    if (sort_by_stage(s))
+        return -1;
+    size_t nt = s->rank < 0 ? (size_t)(s->nranks > 0 ? s->nranks : 1) : 1;
+    memset(s->tmp_bytes, 0, nt * sizeof *s->tmp_bytes);
+    for (size_t i = 0; i < s->nmoves; i++) {
+        const skewshim_move *m = &s->moves[i];
+        if (m->src_loc == SKEWSHIM_LOC_TMP && (s->rank < 0 || m->src == s->rank)) {
+            uint64_t *t = &s->tmp_bytes[s->rank < 0 ? m->src : 0];
+            if (m->src_off + m->bytes > *t)
+                *t = m->src_off + m->bytes;
+        }
+        if (m->dst_loc == SKEWSHIM_LOC_TMP && (s->rank < 0 || m->dst == s->rank)) {
+            uint64_t *t = &s->tmp_bytes[s->rank < 0 ? m->dst : 0];
+            if (m->dst_off + m->bytes > *t)
+                *t = m->dst_off + m->bytes;
+        }
+    }
+    compute_stats(s, s->rank, &s->stats);
+    return 0;
+}
+
+int skewshim_sched_slice(const skewshim_sched *global, int rank, skewshim_sched *out)
+{
+    if (skewshim_sched_init(out, global->nranks, rank))
+        return -1;
+    for (size_t i = 0; i < global->nmoves; i++) {
+        const skewshim_move *m = &global->moves[i];
+        if ((m->src == rank || m->dst == rank) && skewshim_sched_add(out, m))
+            return -1;
+    }
+    return skewshim_sched_finish(out);
+}

@@ -1,0 +1,176 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo.h"
+
+void skewshim_topo_free(skewshim_topo *t)
+{
+    free(t->node_of);
+    free(t->local_of);
+    free(t->node_size);
+    free(t->node_first);
+    free(t->node_ranks);
+    memset(t, 0, sizeof *t);
+}
+
+int skewshim_topo_from_keys(skewshim_topo *t, int nranks, const int *key)
+{
+    memset(t, 0, sizeof *t);
+    size_t n = (size_t)(nranks > 0 ? nranks : 1);
+    t->nranks = nranks;
+    t->node_of = malloc(n * sizeof(int));
+    t->local_of = malloc(n * sizeof(int));
+    t->node_size = calloc(n, sizeof(int));
+    t->node_first = calloc(n, sizeof(int));
+    t->node_ranks = malloc(n * sizeof(int));
+    int *node_key = malloc(n * sizeof(int));
+    if (!t->node_of || !t->local_of || !t->node_size || !t->node_first || !t->node_ranks ||
+        !node_key) {
+        free(node_key);
+        skewshim_topo_free(t);
+        return -1;
+    }
+    /* Nodes numbered by their lowest rank; keys are few, so a linear scan of
+     * the known nodes per rank is cheap next to anything MPI does. */
+    for (int r = 0; r < nranks; r++) {
+        int nd = 0;
+        while (nd < t->nnodes && node_key[nd] != key[r])
+            nd++;
+        if (nd == t->nnodes)
+            node_key[t->nnodes++] = key[r];
+        t->node_of[r] = nd;
+        t->local_of[r] = t->node_size[nd]++;
+    }
+    free(node_key);
+    int off = 0;
+    for (int nd = 0; nd < t->nnodes; nd++) {
+        t->node_first[nd] = off;
+        off += t->node_size[nd];
+        if (t->node_size[nd] > t->max_per_node)
+            t->max_per_node = t->node_size[nd];
+    }
+    for (int r = 0; r < nranks; r++)
+        t->node_ranks[t->node_first[t->node_of[r]] + t->local_of[r]] = r;
+    return 0;
+}
+
+int skewshim_topo_blocks(skewshim_topo *t, int nranks, int q)
+{
+    if (q < 1)
+        q = 1;
+    int *key = malloc((size_t)(nranks > 0 ? nranks : 1) * sizeof(int));
+    if (!key)
+        return -1;
+    for (int r = 0; r < nranks; r++)
+        key[r] = r / q;
+    int rc = skewshim_topo_from_keys(t, nranks, key);
+    free(key);
+    return rc;
+}
+
+int skewshim_topo_rank(const skewshim_topo *t, int node, int local)
+{
+    if (node < 0 || node >= t->nnodes || local < 0 || local >= t->node_size[node])
+        return -1;
+    return t->node_ranks[t->node_first[node] + local];
+}
+
+int skewshim_matrix_alloc(skewshim_matrix *m, int nranks)
+{
+    m->nranks = nranks;
+    m->b = calloc((size_t)nranks * (size_t)nranks + 1, sizeof *m->b);
+    return m->b ? 0 : -1;
+}
+
+void skewshim_matrix_free(skewshim_matrix *m)
+{
+    free(m->b);
+    m->b = NULL;
+    m->nranks = 0;
+}
+
+double skewshim_mtm(uint64_t max_v, uint64_t sum_v, int nranks)
+{
+    if (sum_v == 0)
+        return 1.0;
+    return (double)nranks * (double)max_v / (double)sum_v;
+}
+
+void skewshim_skew_of_matrix(const skewshim_matrix *m, const skewshim_topo *t,
+                             skewshim_skew *out)
+{
+    int P = m->nranks;
+    memset(out, 0, sizeof *out);
+    uint64_t *s_all = calloc((size_t)P + 1, sizeof(uint64_t));
+    uint64_t *r_all = calloc((size_t)P + 1, sizeof(uint64_t));
+    uint64_t *s_int = calloc((size_t)P + 1, sizeof(uint64_t));
+    uint64_t *r_int = calloc((size_t)P + 1, sizeof(uint64_t));
+    if (s_all && r_all && s_int && r_int) {
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < P; j++) {
+                uint64_t b = m->b[(size_t)i * P + j];
+                out->total_bytes += b;
+                if (b > out->max_block_bytes)
+                    out->max_block_bytes = b;
+                s_all[i] += b;
+                r_all[j] += b;
+                if (t && t->node_of[i] != t->node_of[j]) {
+                    out->inter_bytes += b;
+                    s_int[i] += b;
+                    r_int[j] += b;
+                }
+            }
+        uint64_t ms = 0, mr = 0, mis = 0, mir = 0, ss = 0, si = 0;
+        for (int i = 0; i < P; i++) {
+            if (s_all[i] > ms) ms = s_all[i];
+            if (r_all[i] > mr) mr = r_all[i];
+            if (s_int[i] > mis) mis = s_int[i];
+            if (r_int[i] > mir) mir = r_int[i];
+            ss += s_all[i];
+            si += s_int[i];
+        }
+        out->send_mtm_all = skewshim_mtm(ms, ss, P);
+        out->recv_mtm_all = skewshim_mtm(mr, ss, P);
+        out->mtm_all = out->send_mtm_all > out->recv_mtm_all ? out->send_mtm_all : out->recv_mtm_all;
+        out->send_mtm_inter = skewshim_mtm(mis, si, P);
+        out->recv_mtm_inter = skewshim_mtm(mir, si, P);
+        out->mtm_inter = out->send_mtm_inter > out->recv_mtm_inter ? out->send_mtm_inter
+                                                                   : out->recv_mtm_inter;
+    }
+    free(s_all);
+    free(r_all);
+    free(s_int);
+    free(r_int);
+}
+
+double skewshim_lower_bound(const skewshim_matrix *m, const skewshim_topo *t,
+                            int nics_per_node, double bw)
+{
+    int P = m->nranks, N = t->nnodes;
+    if (nics_per_node < 1)
+        nics_per_node = 1;
+    uint64_t *out_b = calloc((size_t)N + 1, sizeof(uint64_t));
+    uint64_t *in_b = calloc((size_t)N + 1, sizeof(uint64_t));
+    uint64_t worst = 0;
+    if (out_b && in_b) {
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < P; j++) {
+                int a = t->node_of[i], b = t->node_of[j];
+                if (a != b) {
+                    out_b[a] += m->b[(size_t)i * P + j];
+                    in_b[b] += m->b[(size_t)i * P + j];
+                }
+            }
+        for (int n = 0; n < N; n++) {
+            if (out_b[n] > worst) worst = out_b[n];
+            if (in_b[n] > worst) worst = in_b[n];
+        }
+    }
+    free(out_b);
+    free(in_b);
+    return bw > 0 ? (double)worst / ((double)nics_per_node * bw) : 0.0;
+}

@@ -1,0 +1,49 @@
+/* Topology from node keys, emulated nodes, MTM arithmetic, lower bound. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "tap.h"
+#include "topo.h"
+
+int main(void)
+{
+    skewshim_topo t;
+    int keys[7] = {5, 9, 5, 9, 1, 5, 1};
+    skewshim_topo_from_keys(&t, 7, keys);
+    TAP_OK(t.nnodes == 3 && t.max_per_node == 3, "three nodes, largest 3");
+    TAP_OK(t.node_of[0] == 0 && t.node_of[1] == 1 && t.node_of[4] == 2, "nodes numbered by lowest rank");
+    TAP_OK(t.local_of[5] == 2 && t.local_of[3] == 1 && t.local_of[6] == 1, "local ids in rank order");
+    TAP_OK(skewshim_topo_rank(&t, 0, 2) == 5 && skewshim_topo_rank(&t, 2, 2) == -1, "rank of (node, local)");
+    skewshim_topo_free(&t);
+
+    skewshim_topo_blocks(&t, 10, 4);
+    TAP_OK(t.nnodes == 3 && t.node_size[2] == 2 && t.node_of[9] == 2 && t.local_of[9] == 1,
+           "10 ranks in blocks of 4: uneven last node");
+    skewshim_topo_free(&t);
+
+    TAP_OK(skewshim_mtm(0, 0, 8) == 1.0, "empty exchange has MTM 1");
+    TAP_OK(fabs(skewshim_mtm(40, 80, 8) - 4.0) < 1e-12, "MTM = P max / sum");
+
+    /* 4 ranks, 2 nodes of 2: rank 0 sends 30 to rank 2 and 10 to rank 3 */
+    skewshim_matrix m;
+    skewshim_matrix_alloc(&m, 4);
+    m.b[0 * 4 + 2] = 30;
+    m.b[0 * 4 + 3] = 10;
+    m.b[0 * 4 + 1] = 100; /* intra-node: not in the inter-node MTM */
+    m.b[3 * 4 + 1] = 20;
+    skewshim_topo_blocks(&t, 4, 2);
+    skewshim_skew sk;
+    skewshim_skew_of_matrix(&m, &t, &sk);
+    TAP_OK(sk.total_bytes == 160 && sk.max_block_bytes == 100 && sk.inter_bytes == 60, "totals");
+    /* send inter: s = {40, 0, 0, 20}, sum 60: 4*40/60 */
+    TAP_OK(fabs(sk.send_mtm_inter - 4.0 * 40 / 60) < 1e-12, "send MTM over inter-node volumes");
+    /* recv inter: r = {0, 20, 30, 10}: 4*30/60 = 2 */
+    TAP_OK(fabs(sk.recv_mtm_inter - 2.0) < 1e-12, "recv MTM over inter-node volumes");
+    TAP_OK(sk.mtm_inter == sk.send_mtm_inter, "MTM is the max of the two");
+    TAP_OK(fabs(sk.send_mtm_all - 4.0 * 140 / 160) < 1e-12, "send MTM over all traffic");
+    /* node 0 sends 40 inter, receives 20; node 1 sends 20, receives 40 */
+    TAP_OK(fabs(skewshim_lower_bound(&m, &t, 2, 10.0) - 2.0) < 1e-12, "T_LB = 40 / (2 * 10)");
+    skewshim_topo_free(&t);
+    skewshim_matrix_free(&m);
+    return TAP_DONE();
+}
