@@ -53,6 +53,14 @@ int skewshim_log_sample(void);
 int skewshim_ring_push(skewshim_ring *ring, const skewshim_record *rec, MPI_Comm pcomm, int rank);
 /* Merge and write what is buffered (collective over pcomm). */
 int skewshim_ring_flush(skewshim_ring *ring, MPI_Comm pcomm, int rank);
+/* The same flush in two halves, for finalize: start it on every live
+ * communicator (PMPI_Ireduce; reqs[] may come back MPI_REQUEST_NULL), wait on
+ * all the requests together (PMPI_Waitall), then finish each ring (rank 0
+ * writes).  Blocking flushes in a loop could deadlock, as ranks belong to
+ * different sub-communicators.  Every flush is built on these, so blocking
+ * and finalize flushes of one ring always match. */
+int skewshim_ring_flush_start(skewshim_ring *ring, MPI_Comm pcomm, int rank, MPI_Request reqs[2]);
+int skewshim_ring_flush_finish(skewshim_ring *ring, int rank);
 void skewshim_ring_free(skewshim_ring *ring);
 /* Level matrix: the full traffic matrix of a sampled call, written by rank 0.
  * Format (doc/log-format.md): {"matrix": {"call": i, "comm": id, "P": n,
