@@ -1,0 +1,137 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+/* SABRE Algorithm 1: greedy intra-node balancing with splitting against the
+ * tolerance L_max (see src/sabre.h for the contract). */
+
+#include "sabre.h"
+
+uint64_t skewshim_sabre_lmax(uint64_t total, int nlanes, double alpha)
+{
+    if (nlanes < 1)
+        nlanes = 1;
+    if (!(alpha >= 1.0))        /* also catches NaN */
+        alpha = 1.0;
+    uint64_t n = (uint64_t)nlanes;
+    uint64_t base = total / n + (total % n != 0);
+    /* The slack is a product of one double with one integer, rounded down:
+     * the same bits on every rank, and never below the ceiling of the mean,
+     * so the lanes together always hold the whole subproblem. */
+    double extra = (alpha - 1.0) * (double)base;
+    if (extra >= 18446744073709551615.0 - (double)base)
+        return UINT64_MAX;
+    return base + (uint64_t)extra;
+}
+
+/* "a goes before b": larger first, then lower index, so the order is total
+ * and no two ranks can sort differently. */
+static int before(const uint64_t *bytes, int a, int b)
+{
+    if (bytes[a] != bytes[b])
+        return bytes[a] > bytes[b];
+    return a < b;
+}
+
+/* Heapsort needs no allocation and no qsort context pointer; the order is
+ * total, so instability does not matter. */
+static void sift_down(const uint64_t *bytes, int *ord, int root, int n)
+{
+    for (;;) {
+        int child = 2 * root + 1;
+        if (child >= n)
+            return;
+        /* max-heap on "after": the element that sorts last rises to the top */
+        if (child + 1 < n && before(bytes, ord[child], ord[child + 1]))
+            child++;
+        if (!before(bytes, ord[root], ord[child]))
+            return;
+        int t = ord[root];
+        ord[root] = ord[child];
+        ord[child] = t;
+        root = child;
+    }
+}
+
+static void sort_items(const uint64_t *bytes, int *ord, int n)
+{
+    for (int i = n / 2 - 1; i >= 0; i--)
+        sift_down(bytes, ord, i, n);
+    for (int end = n - 1; end > 0; end--) {
+        int t = ord[0];
+        ord[0] = ord[end];
+        ord[end] = t;
+        sift_down(bytes, ord, 0, end);
+    }
+}
+
+static int least_loaded(const uint64_t *load, int nlanes)
+{
+    int best = 0;
+    for (int l = 1; l < nlanes; l++)
+        if (load[l] < load[best])
+            best = l;
+    return best;
+}
+
+int skewshim_sabre_balance(const uint64_t *bytes, const int *pref, int nitems,
+                           int nlanes, double alpha, int *order,
+                           skewshim_sabre_piece *out, size_t *npieces,
+                           uint64_t *lane_load)
+{
+    if (nitems < 0 || nlanes < 1 || !npieces || !lane_load ||
+        (nitems > 0 && (!bytes || !pref || !order || !out)))
+        return -1;
+    uint64_t total = 0;
+    int n = 0;
+    for (int i = 0; i < nitems; i++) {
+        if (pref[i] < -1 || pref[i] >= nlanes)
+            return -1;
+        if (bytes[i] == 0)
+            continue;
+        total += bytes[i];
+        order[n++] = i;
+    }
+    for (int l = 0; l < nlanes; l++)
+        lane_load[l] = 0;
+    *npieces = 0;
+    if (n == 0)
+        return 0;
+    sort_items(bytes, order, n);
+
+    uint64_t lmax = skewshim_sabre_lmax(total, nlanes, alpha);
+    size_t np = 0;
+    int next = 0;
+    /* The queue front is the remainder of a split block, when there is one:
+     * Algorithm 1 line 17 pushes it back to the front. */
+    int cur = -1;
+    uint64_t cur_off = 0;
+    while (cur >= 0 || next < n) {
+        if (cur < 0) {
+            cur = order[next++];
+            cur_off = 0;
+        }
+        uint64_t left = bytes[cur] - cur_off;
+        int p = pref[cur];
+        int target;
+        if (p >= 0 && lane_load[p] + left <= lmax)
+            target = p;
+        else
+            target = least_loaded(lane_load, nlanes);
+        uint64_t room = lmax - lane_load[target];
+        /* room > 0 always: the lanes hold nlanes * lmax >= total bytes, so
+         * while bytes remain the least loaded lane is below lmax. */
+        uint64_t take = left <= room ? left : room;
+        out[np].item = cur;
+        out[np].lane = target;
+        out[np].off = cur_off;
+        out[np].bytes = take;
+        np++;
+        lane_load[target] += take;
+        cur_off += take;
+        if (cur_off == bytes[cur])
+            cur = -1;
+    }
+    *npieces = np;
+    return 0;
+}
