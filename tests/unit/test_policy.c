@@ -1,0 +1,557 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+/* The YAML policy: the built-in default, a file using every key, rule
+ * matching, per-rule overrides, needs_facts, and bad inputs that must each
+ * name the right line, column and key and leave the policy at its defaults. */
+#define _POSIX_C_SOURCE 200809L
+#include "policy.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int load(const char *yaml, skewshim_policy *p, skewshim_error *e)
+{
+    /* Garbage first: the loader must write every field, success or not. */
+    memset(p, 0xAB, sizeof *p);
+    return skewshim_policy_load_string(yaml, strlen(yaml), "t.yaml", p, e);
+}
+
+static int params_equal(const skewshim_params *a, const skewshim_params *b)
+{
+    return a->scattered_block_count == b->scattered_block_count &&
+           a->tuna_radix == b->tuna_radix && a->tuna_hier_radix == b->tuna_hier_radix &&
+           a->tuna_hier_block_count == b->tuna_hier_block_count &&
+           a->tuna_hier_variant == b->tuna_hier_variant &&
+           a->sabre_alpha == b->sabre_alpha &&
+           a->sabre_mtm_threshold == b->sabre_mtm_threshold &&
+           a->fast_pipeline == b->fast_pipeline && a->max_temp_bytes == b->max_temp_bytes &&
+           a->model_intra_bw == b->model_intra_bw && a->model_inter_bw == b->model_inter_bw &&
+           a->model_latency == b->model_latency;
+}
+
+/* Same scalar settings as skewshim_policy_init_default (rules aside). */
+static int settings_are_default(const skewshim_policy *p)
+{
+    skewshim_policy d;
+    skewshim_policy_init_default(&d);
+    return p->version == d.version && p->strict == d.strict &&
+           strcmp(p->log_path, d.log_path) == 0 && p->log_level == d.log_level &&
+           p->log_sample == d.log_sample && p->log_stderr == d.log_stderr &&
+           p->ranks_per_node == d.ranks_per_node && p->nics_per_node == d.nics_per_node &&
+           p->fallback == d.fallback && params_equal(&p->params, &d.params);
+}
+
+/* What a failed load must leave behind. */
+static int is_default_state(const skewshim_policy *p)
+{
+    return settings_are_default(p) && p->rules == NULL && p->nrules == 0 &&
+           strcmp(p->source, "<built-in default>") == 0;
+}
+
+static void test_defaults(void)
+{
+    skewshim_params d;
+    skewshim_params_default(&d);
+    TAP_OK(d.scattered_block_count == 32 && d.tuna_radix == 0 && d.tuna_hier_radix == 0 &&
+               d.tuna_hier_block_count == 8 && d.tuna_hier_variant == SKEWSHIM_TUNA_COALESCED &&
+               d.sabre_alpha == 1.05 && d.sabre_mtm_threshold == 2.2 && d.fast_pipeline == 1 &&
+               d.max_temp_bytes == 1073741824ull && d.model_intra_bw == 150e9 &&
+               d.model_inter_bw == 25e9 && d.model_latency == 5e-6,
+           "params_default has the documented values");
+    skewshim_policy p;
+    skewshim_policy_init_default(&p);
+    TAP_OK(p.version == 1 && !p.strict && !strcmp(p.source, "<built-in default>") &&
+               !strcmp(p.log_path, "skewshim-%j.jsonl") && p.log_level == SKEWSHIM_LOG_SUMMARY &&
+               p.log_sample == 1 && !p.log_stderr && p.ranks_per_node == 0 &&
+               p.nics_per_node == 1 && p.fallback == SKEWSHIM_ALGO_NATIVE && !p.rules &&
+               !p.nrules,
+           "policy_init_default has the documented values and no rules");
+}
+
+static void test_builtin(void)
+{
+    skewshim_policy p;
+    skewshim_error e;
+    memset(&p, 0xAB, sizeof p);
+    int rc = skewshim_policy_load_builtin(&p, &e);
+    TAP_OK(rc == 0, "built-in default loads (%s:%d:%d: %s: %s)", e.file, e.line, e.column,
+           e.key, e.msg);
+    if (rc)
+        return;
+    TAP_OK(!strcmp(p.source, "<built-in default>"), "built-in source name");
+    TAP_OK(settings_are_default(&p),
+           "conf/default.yaml states exactly the compiled-in defaults");
+    TAP_OK(p.nrules == 4, "built-in has 4 rules (got %d)", p.nrules);
+    if (p.nrules == 4) {
+        const skewshim_rule *r = p.rules;
+        TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA && r[0].buffers == SKEWSHIM_BUF_HOST &&
+                   r[0].comm_size.set && r[0].comm_size.lo == 64 && r[0].comm_size.hi < 0 &&
+                   r[0].max_block_bytes.set && r[0].max_block_bytes.lo == 0 &&
+                   r[0].max_block_bytes.hi == 1024 && !r[0].mtm.set,
+               "rule 0: host, >= 64 ranks, blocks <= 1 KiB -> tuna");
+        TAP_OK(r[1].use == SKEWSHIM_ALGO_SABRE && r[1].buffers == SKEWSHIM_BUF_HOST &&
+                   r[1].comm_size.lo == 64 && r[1].mtm.set && r[1].mtm.lo == 2.2 &&
+                   r[1].mtm.hi < 0 && r[1].max_block_bytes.lo == 65536 &&
+                   r[1].max_block_bytes.hi < 0,
+               "rule 1: host, >= 64 ranks, mtm >= 2.2, blocks >= 64 KiB -> sabre");
+        TAP_OK(r[2].use == SKEWSHIM_ALGO_FAST && r[2].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[2].mtm.lo == 2.2 && !r[2].comm_size.set,
+               "rule 2: device, mtm >= 2.2 -> fast");
+        TAP_OK(r[3].use == SKEWSHIM_ALGO_NCCL_FANOUT && r[3].buffers == SKEWSHIM_BUF_DEVICE &&
+                   !r[3].mtm.set && !r[3].comm_size.set,
+               "rule 3: device -> nccl_fanout");
+        int same = 1;
+        for (int i = 0; i < 4; i++)
+            same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
+                    r[i].line > 0;
+        TAP_OK(same, "built-in rules carry the global params and their lines");
+        TAP_OK(r[0].line < r[1].line && r[1].line < r[2].line && r[2].line < r[3].line,
+               "rule lines increase");
+    }
+    TAP_OK(skewshim_policy_needs_facts(&p) == 1, "built-in needs agreed facts");
+    skewshim_policy_free(&p);
+    TAP_OK(p.rules == NULL && p.nrules == 0, "policy_free drops the rules");
+    skewshim_policy_free(&p);     /* twice is harmless */
+}
+
+static const char every_key[] =
+    "version: 1\n"
+    "strict: true\n"
+    "log:\n"
+    "  path: \"/tmp/ss-%j-%r-%p.jsonl\"\n"
+    "  level: matrix\n"
+    "  sample: 10\n"
+    "  stderr: yes\n"
+    "topology:\n"
+    "  ranks_per_node: 4\n"
+    "  nics_per_node: 2\n"
+    "max_temp_bytes: 512 MiB\n"
+    "default: pairwise\n"
+    "model: {intra_bw: 1e11, inter_bw: 12.5e9, latency: 0}\n"
+    "scattered:\n"
+    "  block_count: 16\n"
+    "pairwise: {}\n"
+    "bruck2:\n"
+    "padded_bruck: {}\n"
+    "nccl_fanout: {}\n"
+    "rules:\n"
+    "  - comm_size: [2, 1024]\n"               /* line 21 */
+    "    max_block_bytes: [0, 4K]\n"
+    "    avg_block_bytes: 100\n"
+    "    mtm: [1.5, .inf]\n"
+    "    buffers: any\n"
+    "    use: tuna_hier\n"
+    "    scattered: {block_count: 2}\n"
+    "    tuna: {radix: 3}\n"
+    "    tuna_hier: {radix: 5, block_count: 7, variant: coalesced}\n"
+    "    sabre: {alpha: 1.2, mtm_threshold: 4}\n"
+    "    fast: {pipeline: off}\n"
+    "    max_temp_bytes: 2KB\n"
+    "  - use: scattered\n"                     /* line 33 */
+    "tuna:\n"
+    "  radix: 4\n"
+    "tuna_hier:\n"
+    "  radix: auto\n"
+    "  block_count: 3\n"
+    "  variant: staggered\n"
+    "sabre:\n"
+    "  alpha: 1\n"
+    "  mtm_threshold: 3.5\n"
+    "fast:\n"
+    "  pipeline: false\n";
+
+static void test_every_key(void)
+{
+    skewshim_policy p;
+    skewshim_error e;
+    int rc = load(every_key, &p, &e);
+    TAP_OK(rc == 0, "file with every key loads (%d:%d %s: %s)", e.line, e.column, e.key, e.msg);
+    if (rc)
+        return;
+    TAP_OK(!strcmp(p.source, "t.yaml"), "source is the given name");
+    TAP_OK(p.version == 1 && p.strict == 1, "version, strict");
+    TAP_OK(!strcmp(p.log_path, "/tmp/ss-%j-%r-%p.jsonl") && p.log_level == SKEWSHIM_LOG_MATRIX &&
+               p.log_sample == 10 && p.log_stderr == 1,
+           "log section");
+    TAP_OK(p.ranks_per_node == 4 && p.nics_per_node == 2, "topology section");
+    TAP_OK(p.fallback == SKEWSHIM_ALGO_PAIRWISE, "default algorithm");
+    const skewshim_params *g = &p.params;
+    TAP_OK(g->max_temp_bytes == 512ull << 20, "max_temp_bytes 512 MiB (got %llu)",
+           (unsigned long long)g->max_temp_bytes);
+    TAP_OK(g->model_intra_bw == 1e11 && g->model_inter_bw == 12.5e9 && g->model_latency == 0,
+           "model section (flow style)");
+    TAP_OK(g->scattered_block_count == 16 && g->tuna_radix == 4 && g->tuna_hier_radix == 0 &&
+               g->tuna_hier_block_count == 3 && g->tuna_hier_variant == SKEWSHIM_TUNA_STAGGERED &&
+               g->sabre_alpha == 1.0 && g->sabre_mtm_threshold == 3.5 && g->fast_pipeline == 0,
+           "global algorithm sections, also those after the rules");
+    TAP_OK(p.nrules == 2, "two rules");
+    if (p.nrules != 2)
+        goto out;
+    const skewshim_rule *r = &p.rules[0];
+    TAP_OK(r->line == 21 && p.rules[1].line == 33, "rule lines 21, 33 (got %d, %d)", r->line,
+           p.rules[1].line);
+    TAP_OK(r->comm_size.set && r->comm_size.lo == 2 && r->comm_size.hi == 1024 &&
+               r->max_block_bytes.lo == 0 && r->max_block_bytes.hi == 4096 &&
+               r->avg_block_bytes.set && r->avg_block_bytes.lo == 100 &&
+               r->avg_block_bytes.hi == 100 && r->mtm.lo == 1.5 && r->mtm.hi < 0 &&
+               r->buffers == SKEWSHIM_BUF_ANY && r->use == SKEWSHIM_ALGO_TUNA_HIER,
+           "rule 0 matchers (range, K suffix, scalar exact, .inf)");
+    const skewshim_params *q = &r->params;
+    TAP_OK(q->scattered_block_count == 2 && q->tuna_radix == 3 && q->tuna_hier_radix == 5 &&
+               q->tuna_hier_block_count == 7 && q->tuna_hier_variant == SKEWSHIM_TUNA_COALESCED &&
+               q->sabre_alpha == 1.2 && q->sabre_mtm_threshold == 4 && q->fast_pipeline == 0 &&
+               q->max_temp_bytes == 2048,
+           "rule 0 overrides every parameter section");
+    TAP_OK(q->model_intra_bw == 1e11 && q->model_inter_bw == 12.5e9,
+           "rule 0 keeps the global model");
+    TAP_OK(r->overrides == 0x1ffu, "rule 0 override bits 0..8 (got 0x%x)", r->overrides);
+    TAP_OK(params_equal(&p.rules[1].params, g) && p.rules[1].overrides == 0 &&
+               !p.rules[1].comm_size.set && p.rules[1].buffers == SKEWSHIM_BUF_ANY,
+           "rule 1 has no matchers and the global params");
+out:
+    skewshim_policy_free(&p);
+}
+
+static const char match_yaml[] =
+    "default: padded_bruck\n"
+    "rules:\n"
+    "  - {comm_size: [4, 8], use: pairwise}\n"
+    "  - {comm_size: 16, use: bruck2}\n"
+    "  - {max_block_bytes: [1KiB, inf], buffers: device, use: fast}\n"
+    "  - {mtm: [2, 3], use: sabre}\n"
+    "  - {buffers: host, avg_block_bytes: [0, 100], use: tuna}\n"
+    "  - {comm_size: [4, 8], use: scattered}\n";
+
+static int choose(const skewshim_policy *p, int n, double maxb, double avgb, double mtm,
+                  int buf, skewshim_algo_id *a, const skewshim_params **pp)
+{
+    skewshim_facts f = {n, maxb, avgb, mtm, buf};
+    return skewshim_policy_choose(p, &f, a, pp);
+}
+
+static void test_matching(void)
+{
+    skewshim_policy p;
+    skewshim_error e;
+    skewshim_algo_id a;
+    const skewshim_params *pp;
+    const int H = SKEWSHIM_BUF_HOST, D = SKEWSHIM_BUF_DEVICE;
+    if (load(match_yaml, &p, &e)) {
+        TAP_OK(0, "matching policy loads: %d:%d %s: %s", e.line, e.column, e.key, e.msg);
+        return;
+    }
+    TAP_OK(choose(&p, 4, 0, 1000, 1, H, &a, &pp) == 0 && a == SKEWSHIM_ALGO_PAIRWISE &&
+               pp == &p.rules[0].params,
+           "range lower end inclusive; rule params returned");
+    TAP_OK(choose(&p, 8, 0, 1000, 1, H, &a, &pp) == 0, "range upper end inclusive");
+    TAP_OK(choose(&p, 6, 0, 1000, 1, D, &a, &pp) == 0, "first match wins over a later rule");
+    TAP_OK(choose(&p, 9, 0, 1000, 1, H, &a, &pp) == -1 && a == SKEWSHIM_ALGO_PADDED_BRUCK &&
+               pp == &p.params,
+           "no match: -1, the default algorithm and the global params");
+    TAP_OK(choose(&p, 16, 0, 1000, 1, H, &a, &pp) == 1 && a == SKEWSHIM_ALGO_BRUCK2,
+           "scalar matcher: exact value");
+    TAP_OK(choose(&p, 15, 0, 1000, 1, H, &a, &pp) == -1 &&
+               choose(&p, 17, 0, 1000, 1, H, &a, &pp) == -1,
+           "scalar matcher: neighbours do not match");
+    TAP_OK(choose(&p, 32, 1024, 1000, 1, D, &a, &pp) == 2 && a == SKEWSHIM_ALGO_FAST,
+           "size suffix in range, device");
+    TAP_OK(choose(&p, 32, 1e15, 1000, 1, D, &a, &pp) == 2, "inf upper bound");
+    TAP_OK(choose(&p, 32, 1023, 1000, 1, D, &a, &pp) == -1, "below the range: no match");
+    TAP_OK(choose(&p, 32, 1e15, 1000, 1, H, &a, &pp) == -1, "buffers device refuses host");
+    TAP_OK(choose(&p, 32, 0, 1000, 2, H, &a, &pp) == 3 &&
+               choose(&p, 32, 0, 1000, 3, D, &a, &pp) == 3 && a == SKEWSHIM_ALGO_SABRE,
+           "buffers unset (any) matches host and device");
+    TAP_OK(choose(&p, 32, 0, 1000, 3.01, H, &a, &pp) == -1, "just above an mtm range");
+    TAP_OK(choose(&p, 32, 0, 1000, NAN, H, &a, &pp) == -1, "NaN fact never matches a range");
+    TAP_OK(choose(&p, 32, 0, 100, 1, H, &a, &pp) == 4 && a == SKEWSHIM_ALGO_TUNA,
+           "buffers host matches host");
+    TAP_OK(choose(&p, 32, 0, 100, 1, D, &a, &pp) == -1, "buffers host refuses device");
+    skewshim_policy_free(&p);
+
+    skewshim_policy none;
+    skewshim_policy_init_default(&none);
+    TAP_OK(choose(&none, 64, 0, 0, 1, H, &a, &pp) == -1 && a == SKEWSHIM_ALGO_NATIVE &&
+               pp == &none.params,
+           "no rules: native with the global params");
+}
+
+static void test_overrides(void)
+{
+    static const char y[] =
+        "tuna: {radix: 4}\n"
+        "rules:\n"
+        "  - comm_size: 2\n"
+        "    use: tuna\n"
+        "    tuna: {radix: 8}\n"
+        "    max_temp_bytes: 1MiB\n"
+        "  - use: sabre\n"
+        "    sabre: {alpha: 1.5}\n"
+        "sabre: {mtm_threshold: 3}\n";
+    skewshim_policy p;
+    skewshim_error e;
+    if (load(y, &p, &e) || p.nrules != 2) {
+        TAP_OK(0, "override policy loads: %d:%d %s: %s", e.line, e.column, e.key, e.msg);
+        return;
+    }
+    const skewshim_params *r0 = &p.rules[0].params, *r1 = &p.rules[1].params;
+    TAP_OK(r0->tuna_radix == 8 && r0->max_temp_bytes == 1u << 20,
+           "rule 0 gets its own radix and temp cap");
+    TAP_OK(r0->sabre_mtm_threshold == 3 && r0->sabre_alpha == 1.05,
+           "rule 0 sees a global section written after it");
+    TAP_OK(p.rules[0].overrides == ((1u << 1) | (1u << 8)), "rule 0 override bits (0x%x)",
+           p.rules[0].overrides);
+    TAP_OK(r1->tuna_radix == 4 && r1->sabre_alpha == 1.5 && r1->sabre_mtm_threshold == 3 &&
+               r1->max_temp_bytes == 1u << 30,
+           "rule 1: its alpha, global radix and cap");
+    TAP_OK(p.params.tuna_radix == 4 && p.params.sabre_alpha == 1.05 &&
+               p.params.max_temp_bytes == 1u << 30,
+           "global params untouched by rule overrides");
+    skewshim_policy_free(&p);
+}
+
+static void test_needs_facts(void)
+{
+    static const struct { const char *yaml; int want; } cases[] = {
+        {"", 0},
+        {"rules:\n  - {comm_size: [2, 8], use: tuna}\n", 0},
+        {"rules:\n  - {buffers: any, use: tuna}\n", 0},
+        {"rules:\n  - {comm_size: 4, use: pairwise}\n  - {buffers: host, use: tuna}\n", 1},
+        {"rules:\n  - {mtm: [2, inf], use: sabre}\n", 1},
+        {"rules:\n  - {max_block_bytes: [0, 1K], use: tuna}\n", 1},
+        {"rules:\n  - {avg_block_bytes: 8, use: tuna}\n", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        skewshim_policy p;
+        skewshim_error e;
+        int rc = load(cases[i].yaml, &p, &e);
+        TAP_OK(rc == 0 && skewshim_policy_needs_facts(&p) == cases[i].want,
+               "needs_facts == %d for case %zu", cases[i].want, i);
+        skewshim_policy_free(&p);
+    }
+}
+
+struct bad {
+    const char *what, *yaml;
+    int line, column;     /* column 0: not checked */
+    const char *key, *msg;  /* msg: a substring of the message */
+};
+
+static const struct bad bad_inputs[] = {
+    {"malformed YAML", "a: b: c\n", 1, 5, "", "malformed YAML"},
+    {"unclosed flow sequence", "log: {level: calls\n", 2, 1, "", "malformed YAML"},
+    {"tab indentation", "log:\n\tlevel: calls\n", 2, 1, "", "tabs"},
+    {"unknown top-level key", "version: 1\nfrobnicate: 3\n", 2, 1, "frobnicate",
+     "unknown key 'frobnicate'; accepted keys: version, strict, log"},
+    {"unknown nested key", "log:\n  level: calls\n  colour: red\n", 3, 3, "log.colour",
+     "accepted keys: path, level, sample, stderr"},
+    {"map for a scalar", "tuna:\n  radix: {a: 1}\n", 2, 10, "tuna.radix", "got a mapping"},
+    {"sequence for a map", "log: [1, 2]\n", 1, 6, "log",
+     "expected a mapping, got a sequence"},
+    {"scalar for a map", "sabre: 5\n", 1, 8, "sabre", "expected a mapping, got a scalar"},
+    {"radix 1", "tuna:\n  radix: 1\n", 2, 10, "tuna.radix",
+     "expected an integer >= 2 or 'auto', got '1'"},
+    {"radix 'x'", "tuna:\n  radix: x\n", 2, 10, "tuna.radix",
+     "expected an integer >= 2 or 'auto', got 'x'"},
+    {"tuna_hier radix 1.5", "tuna_hier:\n  radix: 1.5\n", 2, 10, "tuna_hier.radix", "got '1.5'"},
+    {"alpha 0.9", "sabre:\n  alpha: 0.9\n", 2, 10, "sabre.alpha", "expected a number >= 1"},
+    {"mtm_threshold 0.5", "sabre: {mtm_threshold: 0.5}\n", 1, 24, "sabre.mtm_threshold",
+     ">= 1"},
+    {"block_count 0", "scattered:\n  block_count: 0\n", 2, 16, "scattered.block_count",
+     "expected an integer >= 1, got '0'"},
+    {"block_count overflow", "tuna_hier:\n  block_count: 99999999999\n", 2, 16,
+     "tuna_hier.block_count", "integer >= 1"},
+    {"sample 0", "log:\n  sample: 0\n", 2, 11, "log.sample", "integer >= 1"},
+    {"level 'verbose'", "log:\n  level: verbose\n", 2, 10, "log.level",
+     "expected one of off, summary, calls, matrix, got 'verbose'"},
+    {"empty log path", "log:\n  path:\n", 2, 8, "log.path", "got nothing"},
+    {"variant 'other'", "tuna_hier:\n  variant: other\n", 2, 12, "tuna_hier.variant",
+     "coalesced, staggered"},
+    {"strict 'maybe'", "strict: maybe\n", 1, 9, "strict", "boolean"},
+    {"inverted range", "rules:\n  - comm_size: [64, 8]\n    use: tuna\n", 2, 16,
+     "rules[0].comm_size", "inverted range"},
+    {"range with 3 elements", "rules:\n  - mtm: [1, 2, 3]\n    use: sabre\n", 2, 10,
+     "rules[0].mtm", "2 elements"},
+    {"bad range element", "rules:\n  - use: tuna\n    max_block_bytes: [1KiB, lots]\n", 3, 29,
+     "rules[0].max_block_bytes[1]", "or 'inf', got 'lots'"},
+    {"inf as a single value", "rules:\n  - {comm_size: inf, use: tuna}\n", 2, 17,
+     "rules[0].comm_size", "integer >= 0"},
+    {"map as a range", "rules:\n  - {mtm: {lo: 1}, use: tuna}\n", 2, 11, "rules[0].mtm",
+     "got a mapping"},
+    {"unknown algorithm in use", "rules:\n  - use: quicksort\n", 2, 10, "rules[0].use",
+     "got 'quicksort'"},
+    {"use: auto in a rule", "rules:\n  - use: auto\n", 2, 10, "rules[0].use",
+     "'auto' is not allowed"},
+    {"rule without use", "rules:\n  - use: tuna\n  - comm_size: 4\n    buffers: host\n", 3, 5,
+     "rules[1].use", "missing required key 'use'"},
+    {"empty rule", "rules:\n  -\n  - use: tuna\n", 2, 0, "rules[0]", "got nothing"},
+    {"rules not a sequence", "rules: {use: tuna}\n", 1, 8, "rules",
+     "expected a sequence of rules, got a mapping"},
+    {"unknown key in a rule", "rules:\n  - use: tuna\n    colour: red\n", 3, 5,
+     "rules[0].colour", "unknown key 'colour'"},
+    {"bad override in a rule", "rules:\n  - use: tuna\n    tuna:\n      radix: 1\n", 4, 14,
+     "rules[0].tuna.radix", "integer >= 2"},
+    {"default: auto", "default: auto\n", 1, 10, "default", "'auto' is not allowed"},
+    {"default: unknown", "default: fastest\n", 1, 10, "default", "got 'fastest'"},
+    {"version 2", "version: 2\n", 1, 10, "version", "expected 1"},
+    {"nics_per_node 0", "topology:\n  nics_per_node: 0\n", 2, 18, "topology.nics_per_node",
+     "integer >= 1, got '0'"},
+    {"ranks_per_node 0", "topology:\n  ranks_per_node: 0\n", 2, 19, "topology.ranks_per_node",
+     "expected an integer >= 1 or 'auto', got '0'"},
+    {"negative bandwidth", "model:\n  inter_bw: -5e9\n", 2, 13, "model.inter_bw",
+     "expected a number > 0, got '-5e9'"},
+    {"zero bandwidth", "model:\n  intra_bw: 0\n", 2, 13, "model.intra_bw", "number > 0"},
+    {"negative latency", "model:\n  latency: -1e-6\n", 2, 12, "model.latency", "number >= 0"},
+    {"bad size suffix", "max_temp_bytes: 12XB\n", 1, 17, "max_temp_bytes",
+     "got '12XB'"},
+    {"negative size", "max_temp_bytes: -1\n", 1, 17, "max_temp_bytes", "size in bytes"},
+    {"duplicate key", "log:\n  level: calls\n  level: off\n", 3, 3, "log.level",
+     "duplicate key 'level' (first at line 2)"},
+    {"duplicate top-level section", "tuna: {radix: 2}\nsabre: {}\ntuna: {radix: 4}\n", 3, 1,
+     "tuna", "duplicate key"},
+    {"buffers 'gpu'", "rules:\n  - buffers: gpu\n    use: fast\n", 2, 14, "rules[0].buffers",
+     "expected one of any, host, device, got 'gpu'"},
+    {"keys for a parameterless algorithm", "pairwise:\n  radix: 2\n", 2, 3, "pairwise.radix",
+     "accepts no keys"},
+    {"top level is a sequence", "- a\n- b\n", 1, 1, "", "expected a mapping of policy keys"},
+    {"second document", "strict: true\n---\nstrict: false\n", 2, 1, "",
+     "found a second one"},
+    {"error in a later rule", "rules:\n  - use: tuna\n  - use: sabre\n  - use: nope\n", 4, 10,
+     "rules[2].use", "algorithm name"},
+};
+
+static void test_bad_inputs(void)
+{
+    size_t n = sizeof bad_inputs / sizeof bad_inputs[0];
+    TAP_OK(n >= 25, "at least 25 bad inputs (%zu)", n);
+    for (size_t i = 0; i < n; i++) {
+        const struct bad *b = &bad_inputs[i];
+        skewshim_policy p;
+        skewshim_error e;
+        int rc = load(b->yaml, &p, &e);
+        int ok = rc == -1 && e.line == b->line && (b->column == 0 || e.column == b->column) &&
+                 strcmp(e.key, b->key) == 0 && strstr(e.msg, b->msg) != NULL &&
+                 strcmp(e.file, "t.yaml") == 0;
+        TAP_OK(ok, "bad input: %s", b->what);
+        if (!ok)
+            TAP_DIAG("rc %d got %s:%d:%d key '%s' msg '%s'; want %d:%d '%s' '%s'", rc, e.file,
+                     e.line, e.column, e.key, e.msg, b->line, b->column, b->key, b->msg);
+        TAP_OK(is_default_state(&p), "  ... leaves the built-in default state");
+        skewshim_policy_free(&p);
+    }
+}
+
+static void test_empty_and_comments(void)
+{
+    skewshim_policy p;
+    skewshim_error e;
+    TAP_OK(load("", &p, &e) == 0 && settings_are_default(&p) && p.nrules == 0 &&
+               !strcmp(p.source, "t.yaml"),
+           "empty file: all defaults, no rules");
+    skewshim_policy_free(&p);
+    TAP_OK(load("# nothing but a comment\n\n", &p, &e) == 0 && settings_are_default(&p) &&
+               p.nrules == 0,
+           "comments only: all defaults");
+    skewshim_policy_free(&p);
+    TAP_OK(load("log:\nrules:\ntuna: ~\n", &p, &e) == 0 && settings_are_default(&p),
+           "null sections count as empty");
+    skewshim_policy_free(&p);
+    TAP_OK(load("max_temp_bytes: 3G\n", &p, &e) == 0 && p.params.max_temp_bytes == 3ull << 30,
+           "G suffix is 1024^3");
+    skewshim_policy_free(&p);
+    TAP_OK(load("max_temp_bytes: 7 KB\n", &p, &e) == 0 && p.params.max_temp_bytes == 7168,
+           "KB is 1024 and a space before the unit is allowed");
+    skewshim_policy_free(&p);
+}
+
+static void test_files(void)
+{
+    skewshim_policy p;
+    skewshim_error e;
+    const char *missing = "/nonexistent/skewshim-policy.yaml";
+    memset(&p, 0xAB, sizeof p);
+    int rc = skewshim_policy_load_file(missing, &p, &e);
+    TAP_OK(rc == -1 && e.line == 0 && e.column == 0 && !strcmp(e.file, missing) &&
+               !e.key[0] && strstr(e.msg, strerror(ENOENT)),
+           "missing file: line 0, strerror message (%s)", e.msg);
+    TAP_OK(is_default_state(&p), "missing file leaves the default state");
+
+    char path[] = "/tmp/test_policy_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        TAP_SKIP("mkstemp failed: %s", strerror(errno));
+        return;
+    }
+    FILE *f = fdopen(fd, "w");
+    fputs("log:\n  level: calls\nrules:\n  - use: tuna\n    tuna: {radix: 6}\n", f);
+    fclose(f);
+    rc = skewshim_policy_load_file(path, &p, &e);
+    TAP_OK(rc == 0 && !strcmp(p.source, path) && p.log_level == SKEWSHIM_LOG_CALLS &&
+               p.nrules == 1 && p.rules[0].params.tuna_radix == 6,
+           "load_file reads a real file");
+    skewshim_policy_free(&p);
+
+    f = fopen(path, "w");
+    fputs("log:\n  level: calls\n  sample: -3\n", f);
+    fclose(f);
+    rc = skewshim_policy_load_file(path, &p, &e);
+    char buf[1024], want[1024];
+    skewshim_error_format(&e, buf, sizeof buf);
+    snprintf(want, sizeof want, "%s:3:11: log.sample: expected an integer >= 1, got '-3'", path);
+    TAP_OK(rc == -1 && !strcmp(buf, want), "file error formats as file:line:col: key: msg (%s)",
+           buf);
+    TAP_OK(is_default_state(&p), "bad file leaves the default state");
+    unlink(path);
+
+    rc = skewshim_policy_load_file("/tmp", &p, &e);
+    TAP_OK(rc == -1 && e.line == 0 && strstr(e.msg, strerror(EISDIR)),
+           "a directory is unreadable (%s)", e.msg);
+}
+
+static void test_names(void)
+{
+    int ok = 1;
+    for (int i = 0; i < SKEWSHIM_ALGO_COUNT; i++)
+        ok &= skewshim_algo_from_name(skewshim_algo_name((skewshim_algo_id)i)) == i;
+    TAP_OK(ok, "every algorithm name round-trips");
+    TAP_OK(!strcmp(skewshim_algo_name(SKEWSHIM_ALGO_TUNA_HIER), "tuna_hier") &&
+               !strcmp(skewshim_algo_name(SKEWSHIM_ALGO_NCCL_FANOUT), "nccl_fanout") &&
+               !strcmp(skewshim_algo_name(SKEWSHIM_ALGO_AUTO), "auto"),
+           "policy spellings");
+    TAP_OK(skewshim_algo_from_name("TUNA") == -1 && skewshim_algo_from_name("") == -1 &&
+               skewshim_algo_from_name(NULL) == -1,
+           "unknown names give -1");
+    TAP_OK(!strcmp(skewshim_algo_name(SKEWSHIM_ALGO_COUNT), "unknown") &&
+               !strcmp(skewshim_algo_name((skewshim_algo_id)-1), "unknown"),
+           "out-of-range ids have a name");
+
+    skewshim_error e = {.file = "p.yaml", .line = 4, .column = 7, .key = "rules[2].use",
+                        .msg = "expected x"};
+    char buf[256];
+    skewshim_error_format(&e, buf, sizeof buf);
+    TAP_OK(!strcmp(buf, "p.yaml:4:7: rules[2].use: expected x"), "error format: %s", buf);
+    skewshim_error z = {.file = "q.yaml", .msg = "cannot open: gone"};
+    skewshim_error_format(&z, buf, sizeof buf);
+    TAP_OK(!strcmp(buf, "q.yaml: cannot open: gone"), "error format without place: %s", buf);
+    skewshim_error_format(&e, buf, 8);
+    TAP_OK(strlen(buf) == 7, "error format truncates to the buffer");
+}
+
+int main(void)
+{
+    test_defaults();
+    test_builtin();
+    test_every_key();
+    test_matching();
+    test_overrides();
+    test_needs_facts();
+    test_bad_inputs();
+    test_empty_and_comments();
+    test_files();
+    test_names();
+    return TAP_DONE();
+}
