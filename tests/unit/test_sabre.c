@@ -480,6 +480,13 @@ static void test_uniform_light(void)
         if (s.moves[k].flags & SKEWSHIM_MOVE_INTER)
             inter_pairs_ok &= t.local_of[s.moves[k].src] == t.local_of[s.moves[k].dst];
     TAP_OK(inter_pairs_ok, "uniform: every inter-node move stays within its local-id group");
+    /* the intra-node exchange overlaps the proxies' forwarding (phase 2) */
+    int local_in_phase2 = 1;
+    for (size_t k = 0; k < s.nmoves; k++)
+        if (s.moves[k].src_loc == SKEWSHIM_LOC_SEND && s.moves[k].dst_loc == SKEWSHIM_LOC_RECV &&
+            t.node_of[s.moves[k].src] == t.node_of[s.moves[k].dst])
+            local_in_phase2 &= s.moves[k].stage == 1;
+    TAP_OK(local_in_phase2, "uniform: intra-node blocks run in stage 1 with the forwarding");
     skewshim_sched_free(&s);
 
     /* P = 1: one local copy */
