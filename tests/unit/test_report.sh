@@ -1,0 +1,91 @@
+#!/bin/sh
+# TAP test of scripts/skewshim-report on tests/data/sample.jsonl: the text
+# summary, the error on a malformed line, and --plot when some python3 here
+# can import matplotlib (else a SKIP line).
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+report="$top/scripts/skewshim-report"
+sample="$top/tests/data/sample.jsonl"
+py=${PYTHON:-python3}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/skewshim-report.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+n=0
+failed=0
+ok() {  # ok DESCRIPTION COMMAND...
+    n=$((n + 1))
+    desc=$1
+    shift
+    if "$@" >/dev/null 2>&1; then
+        echo "ok $n - $desc"
+    else
+        echo "not ok $n - $desc"
+        failed=$((failed + 1))
+    fi
+}
+has() { grep -E -- "$1" "$tmp/out" ; }
+
+"$py" "$report" "$sample" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+ok "report exits 0 on the sample" test "$rc" -eq 0
+ok "nothing on stderr" test ! -s "$tmp/err"
+ok "job header shown" has '^  job 51234: skewshim 0\.1\.0, policy conf/moe\.yaml, level matrix'
+ok "12 call records on 2 communicators" has '12 call records on 2 communicator'
+ok "sabre: 3 calls, largest share of time" has '^  sabre +3 +25\.0% +27\.371 ms +47\.5%'
+ok "tuna: 2 calls" has '^  tuna +2 +16\.7% +80\.1 us'
+ok "choice counts" has 'chosen by: rule 8, fallback 2, forced 1, default 1'
+ok "fallbacks counted" has '^fallbacks \(call records\): 2 of 12 calls'
+ok "in_place reason" has '^  in_place +1$'
+ok "memory_cap reason" has '^  memory_cap +1$'
+ok "inter-node MTM min/median/max" has '^  inter-node mtm +1\.000 +1\.[0-9]{3} +4\.100$'
+ok "all-traffic MTM row" has '^  all traffic mtm +1\.000'
+ok "SABRE regimes" has 'SABRE regime: high 2, low 1'
+ok "total bytes" has '^  total [0-9.]+ MiB over 12 calls'
+ok "slowest call first" has '^  comm 0 call 8 +native +21\.451 ms'
+ok "plan cache rate from the summary" has '3 / 9 lookups hit \(33\.3%\)'
+ok "matrix listed" has 'comm 0 call 2: P=8, ranks_per_node=4'
+ok "job summary table" has '^job summary'
+
+# --top limits the slowest list
+"$py" "$report" --top 1 "$sample" >"$tmp/out" 2>&1
+ok "--top 1 lists one call" test "$(grep -c '^  comm [0-9]* call [0-9]* ' "$tmp/out")" -eq 1
+
+# a malformed line: file and line named, exit 1
+head -n 3 "$sample" >"$tmp/bad.jsonl"
+echo '{"call": 3, "comm": 0, "algo": ' >>"$tmp/bad.jsonl"
+"$py" "$report" "$tmp/bad.jsonl" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+ok "malformed line: exit 1" test "$rc" -eq 1
+ok "malformed line: file:line in the message" grep -q "bad.jsonl:4: malformed JSON" "$tmp/err"
+
+"$py" "$report" "$tmp/missing.jsonl" >"$tmp/out" 2>"$tmp/err"
+ok "missing file: exit 1" test $? -eq 1
+
+# --plot without matplotlib: a clear error, not a traceback
+if ! "$py" -c 'import matplotlib' >/dev/null 2>&1; then
+    "$py" "$report" "$sample" --plot "$tmp/noplots" >"$tmp/out" 2>"$tmp/err"
+    ok "--plot without matplotlib: exit 1" test $? -eq 1
+    ok "--plot without matplotlib: says so" grep -q "needs matplotlib" "$tmp/err"
+fi
+
+# --plot with the first python3 that has matplotlib
+plotpy=
+for p in "$py" python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import matplotlib' >/dev/null 2>&1; then
+        plotpy=$p
+        break
+    fi
+done
+if [ -n "$plotpy" ]; then
+    "$plotpy" "$report" "$sample" --plot "$tmp/plots" >"$tmp/out" 2>"$tmp/err"
+    ok "--plot exits 0" test $? -eq 0
+    for f in mtm.png bytes.png time.png; do
+        ok "--plot wrote $f" test -s "$tmp/plots/$f"
+    done
+else
+    n=$((n + 1))
+    echo "ok $n - # SKIP --plot: no python3 here imports matplotlib"
+fi
+
+echo "1..$n"
+test "$failed" -eq 0
