@@ -1,0 +1,209 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+/* The two-tier simulator (model in sim.h and doc/simulator.md).  One pass
+ * collects the temp writes, a second walks the stages in order and places
+ * each stage's intra and inter phase on its tier's timeline. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+typedef struct twrite {
+    int rank;
+    uint64_t off, end;
+    int phase;          /* 2 * stage + tier */
+} twrite;
+
+enum { TIER_INTRA = 0, TIER_INTER = 1 };
+
+static int cmp_write(const void *a, const void *b)
+{
+    const twrite *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->off != y->off) return x->off < y->off ? -1 : 1;
+    return 0;
+}
+
+typedef struct simstate {
+    const skewshim_sched *s;
+    const skewshim_topo *t;
+    int m;
+    twrite *w;
+    size_t nw;
+    uint64_t *maxend;   /* [nw] running max of w[].end within each rank */
+    size_t *first;      /* [P+1] first write of each rank */
+    double *phase_end;  /* [2 * nstages] */
+} simstate;
+
+static int tier_of(const simstate *st, const skewshim_move *mv)
+{
+    return st->t->node_of[mv->src] != st->t->node_of[mv->dst] ? TIER_INTER : TIER_INTRA;
+}
+
+/* Latest end of a phase that wrote any byte of temp [off, off+len) of rank. */
+static double ready_time(const simstate *st, int rank, uint64_t off, uint64_t len)
+{
+    size_t lo = st->first[rank], hi = st->first[rank + 1];
+    /* last write starting before off + len */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st->w[mid].off < off + len) lo = mid + 1;
+        else hi = mid;
+    }
+    double r = 0.0;
+    for (size_t k = lo; k-- > st->first[rank] && st->maxend[k] > off;)
+        if (st->w[k].end > off && st->phase_end[st->w[k].phase] > r)
+            r = st->phase_end[st->w[k].phase];
+    return r;
+}
+
+/* Rail (NIC group) of a rank within its node, and that group's bandwidth. */
+static int rail_of(const skewshim_topo *t, int m, int rank)
+{
+    int q = t->node_size[t->node_of[rank]], l = t->local_of[rank];
+    return q >= m ? l % m : l;
+}
+
+static double rail_bw(const skewshim_topo *t, int m, double B2, int node, int g)
+{
+    int q = t->node_size[node];
+    if (q >= m)
+        return B2;
+    return B2 * (double)(m / q + (g < m % q ? 1 : 0));
+}
+
+double skewshim_sim_time(const skewshim_sched *s, const skewshim_topo *t,
+                         const skewshim_sim_model *mo, skewshim_sim_detail *opt)
+{
+    skewshim_sim_detail d;
+    memset(&d, 0, sizeof d);
+    if (!s || !t || !mo || s->rank >= 0 || s->nranks != t->nranks || mo->m < 1 ||
+        !(mo->B1 > 0) || !(mo->B2 > 0) || mo->latency < 0)
+        return -1.0;
+    int P = t->nranks, N = t->nnodes, m = mo->m, ns = s->nstages;
+    for (size_t k = 1; k < s->nmoves; k++)
+        if (s->moves[k].stage < s->moves[k - 1].stage)
+            return -1.0;        /* not finished: stages out of order */
+    if (s->nmoves && s->moves[s->nmoves - 1].stage >= ns)
+        return -1.0;
+
+    simstate st = { .s = s, .t = t, .m = m };
+    size_t nres_intra = 2 * (size_t)P, nres_inter = 2 * (size_t)N * m;
+    st.w = malloc((s->nmoves + 1) * sizeof *st.w);
+    st.maxend = malloc((s->nmoves + 1) * sizeof *st.maxend);
+    st.first = calloc((size_t)P + 2, sizeof *st.first);
+    st.phase_end = calloc(2 * (size_t)ns + 2, sizeof *st.phase_end);
+    double *load = calloc(nres_intra + nres_inter + 1, sizeof *load);
+    double *bw = malloc((nres_intra + nres_inter + 1) * sizeof *bw);
+    size_t *touched = malloc((2 * s->nmoves + 1) * sizeof *touched);
+    double result = -1.0;
+    if (!st.w || !st.maxend || !st.first || !st.phase_end || !load || !bw || !touched)
+        goto done;
+
+    for (size_t k = 0; k < s->nmoves; k++) {
+        const skewshim_move *mv = &s->moves[k];
+        if (mv->dst_loc == SKEWSHIM_LOC_TMP && mv->bytes)
+            st.w[st.nw++] = (twrite){ mv->dst, mv->dst_off, mv->dst_off + mv->bytes,
+                                      2 * mv->stage + tier_of(&st, mv) };
+    }
+    qsort(st.w, st.nw, sizeof *st.w, cmp_write);
+    for (size_t k = 0; k < st.nw; k++) {
+        st.first[st.w[k].rank + 1]++;
+        st.maxend[k] = st.w[k].end;
+        if (k && st.w[k - 1].rank == st.w[k].rank && st.maxend[k - 1] > st.maxend[k])
+            st.maxend[k] = st.maxend[k - 1];
+    }
+    for (int r = 0; r < P; r++)
+        st.first[r + 1] += st.first[r];
+
+    for (size_t r = 0; r < nres_intra; r++)
+        bw[r] = mo->B1;
+    for (int n = 0; n < N; n++)
+        for (int g = 0; g < m; g++) {
+            double b = rail_bw(t, m, mo->B2, n, g);
+            bw[nres_intra + (size_t)n * m + g] = b;
+            bw[nres_intra + (size_t)(N + n) * m + g] = b;
+        }
+
+    double tier_free[2] = { 0.0, 0.0 }, prev_stage_end = 0.0, finish = 0.0;
+    size_t a = 0;
+    while (a < s->nmoves) {
+        int stage = s->moves[a].stage;
+        size_t b = a;
+        while (b < s->nmoves && s->moves[b].stage == stage)
+            b++;
+        double ready[2] = { 0.0, 0.0 };
+        int active[2] = { 0, 0 }, sends[2] = { 0, 0 };
+        size_t ntouch = 0;
+        for (size_t k = a; k < b; k++) {
+            const skewshim_move *mv = &s->moves[k];
+            int tier = tier_of(&st, mv);
+            active[tier] = 1;
+            if (mv->src_loc == SKEWSHIM_LOC_TMP) {
+                double r = ready_time(&st, mv->src, mv->src_off, mv->bytes);
+                if (r > ready[tier]) ready[tier] = r;
+            }
+            if (mv->src == mv->dst) {
+                d.copy_bytes += mv->bytes;
+                continue;
+            }
+            sends[tier] = 1;
+            d.messages++;
+            size_t ro, ri;
+            if (tier == TIER_INTRA) {
+                d.intra_bytes += mv->bytes;
+                ro = (size_t)mv->src;
+                ri = (size_t)P + mv->dst;
+            } else {
+                d.inter_bytes += mv->bytes;
+                ro = nres_intra + (size_t)t->node_of[mv->src] * m + rail_of(t, m, mv->src);
+                ri = nres_intra + (size_t)(N + t->node_of[mv->dst]) * m + rail_of(t, m, mv->dst);
+            }
+            if (load[ro] == 0.0) touched[ntouch++] = ro;
+            load[ro] += (double)mv->bytes;
+            if (load[ri] == 0.0) touched[ntouch++] = ri;
+            load[ri] += (double)mv->bytes;
+        }
+        double span[2] = { 0.0, 0.0 };
+        for (size_t x = 0; x < ntouch; x++) {
+            size_t r = touched[x];
+            int tier = r < nres_intra ? TIER_INTRA : TIER_INTER;
+            double tt = load[r] / bw[r];
+            if (tt > span[tier]) span[tier] = tt;
+            load[r] = 0.0;
+        }
+        double stage_end = prev_stage_end;
+        for (int tier = 0; tier < 2; tier++) {
+            if (!active[tier])
+                continue;
+            double start = tier_free[tier];
+            if (ready[tier] > start) start = ready[tier];
+            if (mo->barrier && prev_stage_end > start) start = prev_stage_end;
+            double dur = span[tier] + (sends[tier] ? mo->latency : 0.0);
+            double end = start + dur;
+            tier_free[tier] = end;
+            st.phase_end[2 * stage + tier] = end;
+            if (tier == TIER_INTRA) { d.intra_busy += dur; d.intra_phases += sends[tier]; }
+            else { d.inter_busy += dur; d.inter_phases += sends[tier]; }
+            if (end > stage_end) stage_end = end;
+            if (end > finish) finish = end;
+        }
+        prev_stage_end = stage_end;
+        a = b;
+    }
+    d.time = finish;
+    result = finish;
+done:
+    free(st.w);
+    free(st.maxend);
+    free(st.first);
+    free(st.phase_end);
+    free(load);
+    free(bw);
+    free(touched);
+    if (opt)
+        *opt = d;
+    return result;
+}
