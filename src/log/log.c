@@ -154,6 +154,16 @@ static void sb_num(sbuf *b, double v)
     sb_cat(b, tmp);
 }
 
+/* An MTM is >= 1 by definition; 0 is what a call that never reached the
+ * agreement (an early fallback) carries, and reads better as "unknown". */
+static void sb_mtm(sbuf *b, double v)
+{
+    if (v > 0)
+        sb_num(b, v);
+    else
+        sb_cat(b, "null");
+}
+
 static void sb_u64(sbuf *b, uint64_t v)
 {
     sb_printf(b, "%" PRIu64, v);
@@ -433,13 +443,13 @@ static void record_to(sbuf *b, const skewshim_record *r)
     sb_key(b, "mean_block_bytes", 0);
     sb_num(b, r->mean_block_bytes);
     sb_key(b, "send_mtm_inter", 0);
-    sb_num(b, r->send_mtm_inter);
+    sb_mtm(b, r->send_mtm_inter);
     sb_key(b, "recv_mtm_inter", 0);
-    sb_num(b, r->recv_mtm_inter);
+    sb_mtm(b, r->recv_mtm_inter);
     sb_key(b, "send_mtm_all", 0);
-    sb_num(b, r->send_mtm_all);
+    sb_mtm(b, r->send_mtm_all);
     sb_key(b, "recv_mtm_all", 0);
-    sb_num(b, r->recv_mtm_all);
+    sb_mtm(b, r->recv_mtm_all);
     sb_key(b, "time_us", 0);
     sb_num(b, r->time * 1e6);
     sb_key(b, "rounds", 0);
