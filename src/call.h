@@ -102,6 +102,8 @@ typedef struct skewshim_algo {
     unsigned buffers;             /* bit SKEWSHIM_BUF_HOST / _DEVICE supported */
     int needs_agreement;          /* needs agreed facts even when forced */
     uint64_t (*temp_bytes)(const skewshim_call *c);
+    /* Rank-invariant reason this algorithm cannot take the call (NULL: none). */
+    skewshim_reason (*check)(const skewshim_call *c);
     int (*run_host)(skewshim_call *c);
     int (*run_device)(skewshim_call *c);
 } skewshim_algo;

@@ -18,6 +18,7 @@ typedef struct skewshim_comm {
     int world_rank;
     int topo_q;             /* ranks_per_node the topology was built with (0 = shared split) */
     skewshim_topo topo;
+    int *shm_keys;          /* [P] node key of each rank from the shared-memory split */
     uint64_t ncalls;        /* MPI_Alltoallv calls seen on this communicator */
     /* scratch for the call description, grown with the comm size */
     uint64_t *scratch;      /* 4*P */
@@ -36,5 +37,9 @@ skewshim_comm *skewshim_comm_get(MPI_Comm comm);
 void skewshim_comm_free_all(void);
 int skewshim_comm_setup(void);     /* keyval; called at init */
 int skewshim_comm_live(void);      /* states alive, for the leak test */
+/* Rebuild the topology when the ranks_per_node in force changed (local). */
+int skewshim_comm_topo_update(skewshim_comm *cs);
+/* Merge every live ring (collective over all live communicators at once). */
+void skewshim_comm_flush_all(void);
 
 #endif

@@ -1,0 +1,100 @@
+/* The one agreement collective.  Every rank contributes its local facts;
+ * one PMPI_Allreduce with an operator that takes the max of the first
+ * fields and the sum of the rest gives every rank the same view, from which
+ * the policy chooses identically everywhere. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+
+#include "comm.h"
+#include "core/internal.h"
+
+enum {
+    F_MAX_BLOCK, F_MAX_SEND, F_MAX_RECV, F_MAX_ISEND, F_MAX_IRECV, F_REASON, F_DEVICE, F_HOST,
+    F_NMAX,
+    F_SUM_SEND = F_NMAX, F_SUM_RECV, F_SUM_ISEND, F_SUM_IRECV,
+    F_COUNT
+};
+
+static void agree_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const uint64_t *a = in;
+    uint64_t *b = inout;
+    for (int base = 0; base + F_COUNT <= *len; base += F_COUNT) {
+        for (int i = 0; i < F_NMAX; i++)
+            if (a[base + i] > b[base + i])
+                b[base + i] = a[base + i];
+        for (int i = F_NMAX; i < F_COUNT; i++)
+            b[base + i] += a[base + i];
+    }
+}
+
+int skewshim_agree_setup(void)
+{
+    return PMPI_Op_create(agree_fn, 1, &skewshim_g.agree_op);
+}
+
+void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv)
+{
+    const skewshim_topo *t = &c->cs->topo;
+    int me = t->node_of[c->rank];
+    memset(v, 0, (size_t)nv * sizeof *v);
+    for (int j = 0; j < c->size; j++) {
+        uint64_t s = c->sbytes[j], r = c->rbytes[j];
+        if (s > v[F_MAX_BLOCK])
+            v[F_MAX_BLOCK] = s;
+        v[F_SUM_SEND] += s;
+        v[F_SUM_RECV] += r;
+        if (t->node_of[j] != me) {
+            v[F_SUM_ISEND] += s;
+            v[F_SUM_IRECV] += r;
+        }
+    }
+    v[F_MAX_SEND] = v[F_SUM_SEND];
+    v[F_MAX_RECV] = v[F_SUM_RECV];
+    v[F_MAX_ISEND] = v[F_SUM_ISEND];
+    v[F_MAX_IRECV] = v[F_SUM_IRECV];
+    v[F_REASON] = (uint64_t)c->local_reason;
+    v[F_DEVICE] = c->buffers == SKEWSHIM_BUF_DEVICE;
+    v[F_HOST] = c->buffers == SKEWSHIM_BUF_HOST;
+}
+
+int skewshim_agree(skewshim_call *c)
+{
+    uint64_t in[F_COUNT], out[F_COUNT];
+    skewshim_local_facts(c, in, F_COUNT);
+    int rc = PMPI_Allreduce(in, out, F_COUNT, MPI_UINT64_T, skewshim_g.agree_op, c->cs->pcomm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    skewshim_agreed *a = &c->ag;
+    int P = c->size;
+    a->valid = 1;
+    a->max_block_bytes = out[F_MAX_BLOCK];
+    a->total_bytes = out[F_SUM_SEND];
+    a->max_send = out[F_MAX_SEND];
+    a->sum_send = out[F_SUM_SEND];
+    a->max_recv = out[F_MAX_RECV];
+    a->sum_recv = out[F_SUM_RECV];
+    a->max_isend = out[F_MAX_ISEND];
+    a->sum_isend = out[F_SUM_ISEND];
+    a->max_irecv = out[F_MAX_IRECV];
+    a->sum_irecv = out[F_SUM_IRECV];
+    a->any_unsupported = out[F_REASON];
+    a->any_device = out[F_DEVICE];
+    a->any_host = out[F_HOST];
+    skewshim_skew *k = &a->skew;
+    memset(k, 0, sizeof *k);
+    k->total_bytes = a->total_bytes;
+    k->max_block_bytes = a->max_block_bytes;
+    k->inter_bytes = a->sum_isend;
+    k->send_mtm_all = skewshim_mtm(a->max_send, a->sum_send, P);
+    k->recv_mtm_all = skewshim_mtm(a->max_recv, a->sum_recv, P);
+    k->mtm_all = k->send_mtm_all > k->recv_mtm_all ? k->send_mtm_all : k->recv_mtm_all;
+    k->send_mtm_inter = skewshim_mtm(a->max_isend, a->sum_isend, P);
+    k->recv_mtm_inter = skewshim_mtm(a->max_irecv, a->sum_irecv, P);
+    k->mtm_inter = k->send_mtm_inter > k->recv_mtm_inter ? k->send_mtm_inter : k->recv_mtm_inter;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,164 @@
+/* SABRE and FAST on the MPI side.  Both planners need the whole size
+ * matrix; the cheapest exchange that lets every rank compute the identical
+ * plan on its own is one PMPI_Allgather of each rank's row of send sizes
+ * (P values of 8 bytes from each rank, P^2 * 8 bytes received): no plan is
+ * broadcast and no metadata rounds follow.  Its cost is logged per call. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "core/internal.h"
+#include "core/plan_cache.h"
+#include "device.h"
+#include "exec.h"
+#include "plan.h"
+#include "sim.h"
+
+static skewshim_plan_cache *cache_of(skewshim_comm *cs)
+{
+    if (!cs->plan_cache)
+        cs->plan_cache = calloc(1, sizeof(skewshim_plan_cache));
+    return cs->plan_cache;
+}
+
+static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
+{
+    int P = c->size;
+    if (pc->matrix_p != P) {
+        free(pc->matrix);
+        pc->matrix = malloc((size_t)P * P * sizeof(uint64_t));
+        pc->matrix_p = pc->matrix ? P : 0;
+        if (!pc->matrix)
+            return -1;
+    }
+    double t0 = PMPI_Wtime();
+    int rc = PMPI_Allgather(c->sbytes, P, MPI_UINT64_T, pc->matrix, P, MPI_UINT64_T,
+                            c->cs->pcomm);
+    pc->meta_time = PMPI_Wtime() - t0;
+    pc->meta_bytes = (uint64_t)P * sizeof(uint64_t);
+    return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+static int make_plan(const skewshim_call *c, skewshim_plan_entry *e, const skewshim_matrix *m)
+{
+    const skewshim_topo *t = &c->cs->topo;
+    int nics = skewshim_g.policy.nics_per_node;
+    skewshim_sched g;
+    if (skewshim_sched_init(&g, c->size, -1))
+        return -1;
+    skewshim_global_planner plan =
+        c->algo == SKEWSHIM_ALGO_SABRE ? skewshim_plan_sabre : skewshim_plan_fast;
+    memset(&e->rep, 0, sizeof e->rep);
+    e->rep.regime = -1;
+    if (plan(m, t, c->params, nics, &g, &e->rep)) {
+        skewshim_sched_free(&g);
+        return -1;
+    }
+    e->max_tmp = 0;
+    for (int r = 0; r < c->size; r++)
+        if (g.tmp_bytes[r] > e->max_tmp)
+            e->max_tmp = g.tmp_bytes[r];
+    skewshim_sim_model mo = {
+        .B1 = c->params->model_intra_bw,
+        .B2 = c->params->model_inter_bw,
+        .m = nics,
+        .latency = c->params->model_latency,
+        .barrier = 0,
+    };
+    e->t_lb = skewshim_lower_bound(m, t, nics, c->params->model_inter_bw);
+    e->t_pred = skewshim_sim_time(&g, t, &mo, NULL);
+    if (e->t_pred < 0)
+        e->t_pred = 0;
+    int rc = skewshim_sched_slice(&g, c->rank, &e->slice);
+    skewshim_sched_free(&g);
+    return rc;
+}
+
+/* Gathers the matrix and plans (or finds the cached plan); the largest temp
+ * of any rank is the same number everywhere, so the memory cap is decided
+ * identically.  UINT64_MAX reports a failure (every rank fails alike: same
+ * matrix, same planner), which the pipeline turns into a fallback. */
+uint64_t skewshim_global_temp(const skewshim_call *c)
+{
+    skewshim_plan_cache *pc = cache_of(c->cs);
+    if (!pc || gather_matrix(c, pc))
+        return UINT64_MAX;
+    skewshim_plan_key k;
+    memset(&k, 0, sizeof k);
+    k.algo = c->algo;
+    k.nranks = c->size;
+    k.ranks_per_node = c->cs->topo_q;
+    k.nnodes = c->cs->topo.nnodes;
+    k.nics = skewshim_g.policy.nics_per_node;
+    if (c->algo == SKEWSHIM_ALGO_SABRE) {
+        k.alpha = c->params->sabre_alpha;
+        k.mtm_threshold = c->params->sabre_mtm_threshold;
+    } else {
+        k.pipeline = c->params->fast_pipeline;
+    }
+    size_t n = (size_t)c->size * c->size;
+    uint64_t h = skewshim_plan_hash(pc->matrix, n, &k);
+    skewshim_plan_entry *e = skewshim_plan_lookup(pc, h, &k, pc->matrix, n);
+    pc->cur_hit = e != NULL;
+    if (!e) {
+        e = skewshim_plan_victim(pc);
+        skewshim_matrix m = {c->size, pc->matrix};
+        e->matrix = malloc(n * sizeof(uint64_t));
+        if (!e->matrix || make_plan(c, e, &m)) {
+            free(e->matrix);
+            memset(e, 0, sizeof *e);
+            pc->cur = NULL;
+            return UINT64_MAX;
+        }
+        memcpy(e->matrix, pc->matrix, n * sizeof(uint64_t));
+        e->n = n;
+        e->key = k;
+        e->hash = h;
+        e->used = 1;
+        e->last_use = ++pc->clock;
+    }
+    pc->cur = e;
+    return e->max_tmp;
+}
+
+static void report(skewshim_call *c, const skewshim_plan_cache *pc)
+{
+    const skewshim_plan_entry *e = pc->cur;
+    c->stats = e->slice.stats;
+    c->info.regime = e->rep.regime;
+    c->info.stages = e->rep.stages;
+    c->info.cache_hit = pc->cur_hit;
+    c->info.t_pred = e->t_pred;
+    c->info.t_lb = e->t_lb;
+    c->info.meta_bytes = pc->meta_bytes;
+    c->info.meta_time = pc->meta_time;
+}
+
+int skewshim_global_run(skewshim_call *c)
+{
+    skewshim_plan_cache *pc = c->cs->plan_cache;
+    if (!pc || !pc->cur)
+        return MPI_ERR_INTERN;
+    skewshim_plan_entry *e = pc->cur;
+    void *tmp = NULL;
+    if (e->slice.tmp_bytes[0] && !(tmp = skewshim_call_tmp(c, e->slice.tmp_bytes[0])))
+        return MPI_ERR_NO_MEM;
+    c->tmp_bytes = e->slice.tmp_bytes[0];
+    report(c, pc);
+    return skewshim_exec_host(&e->slice, c->rank, c->sendbuf, c->soff, c->recvbuf, c->roff, tmp,
+                              c->cs->pcomm);
+}
+
+int skewshim_global_run_device(skewshim_call *c)
+{
+    skewshim_plan_cache *pc = c->cs->plan_cache;
+    if (!pc || !pc->cur)
+        return MPI_ERR_INTERN;
+    report(c, pc);
+    c->tmp_bytes = pc->cur->slice.tmp_bytes[0];
+    return skewshim_exec_device(&pc->cur->slice, c);
+}

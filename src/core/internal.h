@@ -1,0 +1,78 @@
+/* State shared by the files of src/core: the process-wide settings decided
+ * at MPI_Init, the totals for the finalize summary, the tool overrides. */
+#ifndef SKEWSHIM_CORE_INTERNAL_H
+#define SKEWSHIM_CORE_INTERNAL_H
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "call.h"
+#include "log.h"
+#include "policy.h"
+
+/* Tool overrides of include/skewshim.h: applied on top of whatever
+ * parameters the policy chose. */
+enum {
+    SKEWSHIM_OV_SCATTERED_BLOCK_COUNT = 1u << 0,
+    SKEWSHIM_OV_TUNA_RADIX = 1u << 1,
+    SKEWSHIM_OV_TUNA_HIER_RADIX = 1u << 2,
+    SKEWSHIM_OV_TUNA_HIER_BLOCK_COUNT = 1u << 3,
+    SKEWSHIM_OV_TUNA_HIER_VARIANT = 1u << 4,
+    SKEWSHIM_OV_SABRE_ALPHA = 1u << 5,
+    SKEWSHIM_OV_SABRE_MTM = 1u << 6,
+    SKEWSHIM_OV_FAST_PIPELINE = 1u << 7,
+    SKEWSHIM_OV_MAX_TEMP = 1u << 8,
+    SKEWSHIM_OV_RANKS_PER_NODE = 1u << 9
+};
+
+typedef struct skewshim_state {
+    int initialized, finalized;
+    int disabled;                 /* pass-through: SKEWSHIM_DISABLE or a bad policy */
+    skewshim_reason disabled_reason;
+    int env_forced;               /* algorithm id from SKEWSHIM_ALGORITHM, or -1 */
+    int tool_forced;              /* from skewshim_force_algorithm, or -1 */
+    skewshim_policy policy;
+    char jobid[96];
+    int world_rank, world_size;
+    int thread_level;
+    MPI_Op agree_op;
+    /* tool overrides */
+    unsigned ov_mask;
+    skewshim_params ov;
+    int ov_ranks_per_node;
+    /* totals for the summary, under lock */
+    pthread_mutex_t lock;
+    skewshim_totals totals;
+    int next_comm_id;
+} skewshim_state;
+
+extern skewshim_state skewshim_g;
+
+/* init.c */
+int skewshim_init_after_mpi(int thread_level);  /* after PMPI_Init*: policy, log, keyval */
+void skewshim_init_lazy(void);                   /* first call without our MPI_Init */
+void skewshim_finalize_before_mpi(void);         /* before PMPI_Finalize */
+
+/* agree.c: the one agreement allreduce */
+int skewshim_agree_setup(void);
+int skewshim_agree(skewshim_call *c);
+void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv);
+
+/* The ranks_per_node in force (tool override, else policy; 0 = shared split). */
+int skewshim_ranks_per_node(void);
+/* Effective parameters: the chosen ones with tool overrides applied. */
+void skewshim_apply_overrides(skewshim_params *p);
+
+/* plan_cache.c, global.c: SABRE / FAST on host buffers */
+uint64_t skewshim_global_temp(const skewshim_call *c);
+int skewshim_global_run(skewshim_call *c);
+int skewshim_global_run_device(skewshim_call *c);
+void skewshim_plan_cache_free(void *cache);
+
+/* api.c */
+void skewshim_set_last(const skewshim_call *c, skewshim_reason reason);
+
+void skewshim_count_fallback(skewshim_reason r);
+
+#endif

@@ -1,0 +1,72 @@
+/* Plans of the global planners, cached per communicator and keyed by the
+ * size matrix and everything else the plan depends on.  Applications repeat
+ * their exchanges (every MoE layer, every solver iteration), so the planner
+ * runs once per distinct matrix.  A hit compares the whole matrix, not just
+ * its hash: a collision must never run the wrong plan. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/plan_cache.h"
+
+void skewshim_plan_cache_free(void *p)
+{
+    skewshim_plan_cache *pc = p;
+    if (!pc)
+        return;
+    for (int i = 0; i < SKEWSHIM_PLAN_CACHE_SLOTS; i++)
+        skewshim_plan_entry_clear(&pc->slot[i]);
+    free(pc->matrix);
+    free(pc);
+}
+
+void skewshim_plan_entry_clear(skewshim_plan_entry *e)
+{
+    if (e->used)
+        skewshim_sched_free(&e->slice);
+    free(e->matrix);
+    memset(e, 0, sizeof *e);
+}
+
+uint64_t skewshim_plan_hash(const uint64_t *m, size_t n, const skewshim_plan_key *k)
+{
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *p = (const unsigned char *)m;
+    for (size_t i = 0; i < n * sizeof *m; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    p = (const unsigned char *)k;
+    for (size_t i = 0; i < sizeof *k; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+skewshim_plan_entry *skewshim_plan_lookup(skewshim_plan_cache *pc, uint64_t hash,
+                                          const skewshim_plan_key *k, const uint64_t *m,
+                                          size_t n)
+{
+    for (int i = 0; i < SKEWSHIM_PLAN_CACHE_SLOTS; i++) {
+        skewshim_plan_entry *e = &pc->slot[i];
+        if (e->used && e->hash == hash && e->n == n && !memcmp(&e->key, k, sizeof *k) &&
+            !memcmp(e->matrix, m, n * sizeof *m)) {
+            e->last_use = ++pc->clock;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+skewshim_plan_entry *skewshim_plan_victim(skewshim_plan_cache *pc)
+{
+    skewshim_plan_entry *v = &pc->slot[0];
+    for (int i = 0; i < SKEWSHIM_PLAN_CACHE_SLOTS; i++) {
+        if (!pc->slot[i].used)
+            return &pc->slot[i];
+        if (pc->slot[i].last_use < v->last_use)
+            v = &pc->slot[i];
+    }
+    skewshim_plan_entry_clear(v);
+    return v;
+}

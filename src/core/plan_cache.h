@@ -1,0 +1,49 @@
+#ifndef SKEWSHIM_PLAN_CACHE_H
+#define SKEWSHIM_PLAN_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+#include "sched.h"
+
+#define SKEWSHIM_PLAN_CACHE_SLOTS 4
+
+/* Everything besides the matrix that a plan depends on.  Zero-filled before
+ * use so padding hashes and compares deterministically. */
+typedef struct skewshim_plan_key {
+    int algo, nranks, ranks_per_node, nnodes, nics, pipeline;
+    double alpha, mtm_threshold;
+} skewshim_plan_key;
+
+typedef struct skewshim_plan_entry {
+    int used;
+    uint64_t hash, last_use;
+    skewshim_plan_key key;
+    uint64_t *matrix;
+    size_t n;
+    skewshim_sched slice;          /* this rank's moves */
+    uint64_t max_tmp;              /* largest temp over all ranks: rank-invariant */
+    skewshim_plan_report rep;
+    double t_pred, t_lb;
+} skewshim_plan_entry;
+
+typedef struct skewshim_plan_cache {
+    skewshim_plan_entry slot[SKEWSHIM_PLAN_CACHE_SLOTS];
+    uint64_t clock;
+    uint64_t *matrix;              /* gathered matrix of the current call */
+    int matrix_p;
+    skewshim_plan_entry *cur;      /* the plan of the current call */
+    int cur_hit;
+    uint64_t meta_bytes;
+    double meta_time;
+} skewshim_plan_cache;
+
+void skewshim_plan_entry_clear(skewshim_plan_entry *e);
+uint64_t skewshim_plan_hash(const uint64_t *m, size_t n, const skewshim_plan_key *k);
+skewshim_plan_entry *skewshim_plan_lookup(skewshim_plan_cache *pc, uint64_t hash,
+                                          const skewshim_plan_key *k, const uint64_t *m,
+                                          size_t n);
+skewshim_plan_entry *skewshim_plan_victim(skewshim_plan_cache *pc);
+
+#endif
