@@ -1,0 +1,625 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+/* Runs the forwarding schedules of src/fwd.h with PMPI point-to-point.
+ *
+ * A staged round: post the metadata exchange (sizes of the blocks this rank
+ * forwards), pack the outgoing units into the send stage while it flies,
+ * then exchange the data as one message and unpack: final blocks to the
+ * receive buffer, in-transit ones to their T slot.  Packing first is what
+ * lets a round refill the T slots it empties.  Direct rounds (one block,
+ * origin to destination) need neither metadata nor stages and depend on no
+ * other round, so they are all posted at the start and completed at the end;
+ * with r >= P - 1 that is exactly the linear exchange.  A padded round needs
+ * no metadata either: every block is max_block_bytes long.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <mpi.h>
+#include "call.h"
+#include "exec.h"
+#include "fwd.h"
+#include "exec/forward.h"
+
+/* MPI counts are int: larger messages travel as several of at most this. */
+#define FWD_CHUNK ((uint64_t)1 << 30)
+
+typedef struct reqs {
+    MPI_Request *r;
+    int n, cap;
+} reqs;
+
+static int reqs_post(reqs *q, int is_send, void *buf, uint64_t bytes, int peer,
+                     MPI_Comm comm, int even_empty)
+{
+    uint64_t done = 0;
+    if (bytes == 0 && !even_empty)
+        return MPI_SUCCESS;
+    do {
+        if (q->n == q->cap) {
+            int cap = q->cap ? 2 * q->cap : 64;
+            MPI_Request *r = realloc(q->r, (size_t)cap * sizeof *r);
+            if (!r)
+                return MPI_ERR_NO_MEM;
+            q->r = r;
+            q->cap = cap;
+        }
+        uint64_t len = bytes - done < FWD_CHUNK ? bytes - done : FWD_CHUNK;
+        char *p = (char *)buf + done;
+        int rc = is_send ? PMPI_Isend(p, (int)len, MPI_BYTE, peer, SKEWSHIM_TAG, comm, &q->r[q->n])
+                         : PMPI_Irecv(p, (int)len, MPI_BYTE, peer, SKEWSHIM_TAG, comm, &q->r[q->n]);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        q->n++;
+        done += len;
+    } while (done < bytes);
+    return MPI_SUCCESS;
+}
+
+/* GCC's -Wstringop-overflow takes MPICH's MPI_STATUSES_IGNORE, (MPI_Status *)1,
+ * for a zero-sized array; a volatile read hides the constant from it. */
+static MPI_Status *statuses_ignore(void)
+{
+    MPI_Status *volatile p = MPI_STATUSES_IGNORE;
+    return p;
+}
+
+static int reqs_wait(reqs *q)
+{
+    int rc = q->n ? PMPI_Waitall(q->n, q->r, statuses_ignore()) : MPI_SUCCESS;
+    q->n = 0;
+    return rc;
+}
+
+/* One run of a forwarding schedule on this rank. */
+typedef struct fwd_run {
+    skewshim_call *c;
+    const skewshim_fwd *f;
+    skewshim_fwd_layout L;
+    unsigned char *tmp;
+    MPI_Comm comm;
+    int me;                   /* local id in the group */
+    const int *members;       /* group ranks; NULL: the group is the communicator */
+    const skewshim_topo *t;   /* TuNA_l^g only */
+    int node, nodes;
+    int err;                  /* inconsistent sizes seen: reported at the end */
+    reqs q, direct;
+} fwd_run;
+
+static int member(const fwd_run *x, int l)
+{
+    return x->members ? x->members[l] : l;
+}
+
+/* Rank that sub-block j of a unit for local id l is for: flat, l itself;
+ * hier, local id l of node j. */
+static int dest_rank(const fwd_run *x, int j, int l)
+{
+    return x->t ? x->t->node_ranks[x->t->node_first[j] + l] : l;
+}
+
+static uint64_t *u64(const fwd_run *x, uint64_t off)
+{
+    return (uint64_t *)(void *)(x->tmp + off);
+}
+
+static void copy(fwd_run *x, void *dst, const void *src, uint64_t n)
+{
+    if (n) {
+        memmove(dst, src, n);
+        x->c->stats.bytes_copied += n;
+    }
+}
+
+/* Receive-buffer copy that never writes past the user's block. */
+static void to_recv(fwd_run *x, int origin, const void *src, uint64_t n)
+{
+    uint64_t room = x->c->rbytes[origin];
+    if (n > room) {
+        x->err = MPI_ERR_TRUNCATE;
+        n = room;
+    }
+    copy(x, (char *)x->c->recvbuf + x->c->roff[origin], src, n);
+}
+
+/* A unit's sub-block reached its last hop in the group. */
+static void deliver(fwd_run *x, int j, int g0, const void *src, uint64_t n)
+{
+    int origin = member(x, g0);
+    if (!x->t || j == x->node) {
+        if (x->f->padded && n > x->c->rbytes[origin])
+            n = x->c->rbytes[origin];   /* strip the padding */
+        to_recv(x, origin, src, n);
+        return;
+    }
+    /* TuNA_l^g: bound for node j, kept until the inter-node phase. */
+    int k = (j - x->node + x->nodes) % x->nodes;
+    uint64_t xi = (uint64_t)(k - 1) * (uint64_t)x->f->group + (uint64_t)g0;
+    copy(x, x->tmp + x->L.xbuf + xi * x->L.block, src, n);
+    u64(x, x->L.xsize)[xi] = n;
+}
+
+static void self_copy(fwd_run *x)
+{
+    skewshim_call *c = x->c;
+    int w = x->f->width;
+    for (int j = 0; j < w; j++) {
+        int d = dest_rank(x, j, x->me);
+        if (!x->t || j == x->node)
+            to_recv(x, d, (const char *)c->sendbuf + c->soff[d], c->sbytes[d]);
+    }
+}
+
+/* Post every direct round: origin send block straight into the receive block. */
+static int post_direct(fwd_run *x)
+{
+    const skewshim_fwd *f = x->f;
+    skewshim_call *c = x->c;
+    for (int k = 0; k < f->rounds; k++) {
+        skewshim_fwd_round rd;
+        skewshim_fwd_round_get(f, k, &rd);
+        if (skewshim_fwd_staged(f, &rd))
+            continue;
+        int to = member(x, (x->me + rd.dist) % f->group);
+        int from = member(x, (x->me - rd.dist + f->group) % f->group);
+        int rc = reqs_post(&x->direct, 0, (char *)c->recvbuf + c->roff[from],
+                           c->rbytes[from], from, x->comm, 0);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        rc = reqs_post(&x->direct, 1, (char *)c->sendbuf + c->soff[to], c->sbytes[to],
+                       to, x->comm, 0);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (c->sbytes[to]) {
+            c->stats.messages++;
+            c->stats.bytes_sent += c->sbytes[to];
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
+{
+    const skewshim_fwd *f = x->f;
+    skewshim_call *c = x->c;
+    const int w = f->width, G = f->group;
+    const uint64_t M = x->L.block;
+    const int n = rd->units, nw = rd->units * w;
+    int to = member(x, (x->me + rd->dist) % G);
+    int from = member(x, (x->me - rd->dist + G) % G);
+    uint64_t *mout = u64(x, x->L.meta_out), *min = u64(x, x->L.meta_in);
+    uint64_t *tsize = u64(x, x->L.tsize);
+    unsigned char *T = x->tmp + x->L.t;
+    unsigned char *sst = x->tmp + x->L.send_stage, *rst = x->tmp + x->L.recv_stage;
+    int rc;
+
+    skewshim_fwd_deltas(f, rd, deltas);
+    /* Sizes first, so the exchange can fly while we pack. */
+    for (int i = 0; i < n; i++) {
+        int first = skewshim_fwd_first_hop(f, deltas[i], rd->x);
+        int slot = first ? -1 : skewshim_fwd_slot(f, deltas[i]);
+        for (int j = 0; j < w; j++) {
+            uint64_t s = first ? c->sbytes[dest_rank(x, j, (x->me + deltas[i]) % G)]
+                               : f->padded ? M : tsize[(uint64_t)slot * w + j];
+            if (s > M) {            /* only a rank with wrong agreed facts */
+                x->err = MPI_ERR_INTERN;
+                s = M;
+            }
+            if (!f->padded)
+                mout[i * w + j] = s;
+        }
+    }
+    if (!f->padded) {
+        if ((rc = PMPI_Irecv(min, nw, MPI_UINT64_T, from, SKEWSHIM_TAG, x->comm, &x->q.r[0])) ||
+            (rc = PMPI_Isend(mout, nw, MPI_UINT64_T, to, SKEWSHIM_TAG, x->comm, &x->q.r[1])))
+            return rc;
+        x->q.n = 2;
+        c->stats.messages++;
+        c->info.meta_bytes += 8 * (uint64_t)nw;
+    }
+    uint64_t out = 0;
+    for (int i = 0; i < n; i++) {
+        int first = skewshim_fwd_first_hop(f, deltas[i], rd->x);
+        int slot = first ? -1 : skewshim_fwd_slot(f, deltas[i]);
+        for (int j = 0; j < w; j++) {
+            const unsigned char *src;
+            uint64_t s;
+            if (first) {
+                int d = dest_rank(x, j, (x->me + deltas[i]) % G);
+                src = (const unsigned char *)c->sendbuf + c->soff[d];
+                s = c->sbytes[d] < M ? c->sbytes[d] : M;
+            } else {
+                src = T + ((uint64_t)slot * w + j) * M;
+                s = f->padded ? M : tsize[(uint64_t)slot * w + j];
+                if (s > M)
+                    s = M;
+            }
+            copy(x, sst + out, src, s);
+            if (f->padded && s < M) {
+                /* Padding carries no data; zero it rather than send stale bytes. */
+                memset(sst + out + s, 0, M - s);
+                s = M;
+            }
+            if (!first)
+                c->stats.bytes_forwarded += s;
+            out += s;
+        }
+    }
+    if ((rc = reqs_wait(&x->q)) != MPI_SUCCESS)
+        return rc;
+
+    uint64_t in = 0;
+    for (int i = 0; i < nw; i++) {
+        uint64_t s = f->padded ? M : min[i];
+        if (s > M) {
+            x->err = MPI_ERR_INTERN;
+            min[i] = s = M;
+        }
+        in += s;
+    }
+    if ((rc = reqs_post(&x->q, 0, rst, in, from, x->comm, 0)) ||
+        (rc = reqs_post(&x->q, 1, sst, out, to, x->comm, 0)) ||
+        (rc = reqs_wait(&x->q)))
+        return rc;
+    if (out) {
+        c->stats.messages++;
+        c->stats.bytes_sent += out;
+    }
+
+    in = 0;
+    for (int i = 0; i < n; i++) {
+        int fin = skewshim_fwd_final(f, deltas[i], rd->x);
+        int slot = fin ? -1 : skewshim_fwd_slot(f, deltas[i]);
+        int g0 = (x->me - deltas[i] % G + G) % G;
+        for (int j = 0; j < w; j++) {
+            uint64_t s = f->padded ? M : min[i * w + j];
+            if (fin) {
+                deliver(x, j, g0, rst + in, s);
+            } else {
+                copy(x, T + ((uint64_t)slot * w + j) * M, rst + in, s);
+                if (!f->padded)     /* padded slots are always full: no size table */
+                    tsize[(uint64_t)slot * w + j] = s;
+            }
+            in += s;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* The rounds of x->f: self block, direct rounds posted, staged rounds in order. */
+static int run_group(fwd_run *x)
+{
+    const skewshim_fwd *f = x->f;
+    int rc = MPI_SUCCESS;
+    int *deltas = NULL;
+
+    x->c->stats.rounds += (uint64_t)f->rounds;
+    self_copy(x);
+    if (f->stage_units > 0) {
+        deltas = malloc((size_t)f->stage_units * sizeof *deltas);
+        if (!deltas)
+            return MPI_ERR_NO_MEM;
+        /* two slots for the metadata pair, which is posted without reqs_post */
+        if (x->q.cap < 2) {
+            MPI_Request *r = realloc(x->q.r, 64 * sizeof *r);
+            if (!r) {
+                free(deltas);
+                return MPI_ERR_NO_MEM;
+            }
+            x->q.r = r;
+            x->q.cap = 64;
+        }
+    }
+    if ((rc = post_direct(x)) == MPI_SUCCESS) {
+        for (int k = 0; k < f->rounds && rc == MPI_SUCCESS; k++) {
+            skewshim_fwd_round rd;
+            skewshim_fwd_round_get(f, k, &rd);
+            if (skewshim_fwd_staged(f, &rd))
+                rc = staged_round(x, &rd, deltas);
+        }
+    }
+    int rc2 = reqs_wait(&x->direct);
+    free(deltas);
+    return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+static void stats_reset(skewshim_call *c)
+{
+    memset(&c->stats, 0, sizeof c->stats);
+    c->info.meta_bytes = 0;
+    c->tmp_bytes = 0;
+}
+
+static int run_start(fwd_run *x, skewshim_call *c, const skewshim_fwd *f,
+                     const skewshim_fwd_layout *L)
+{
+    memset(x, 0, sizeof *x);
+    x->c = c;
+    x->f = f;
+    x->L = *L;
+    x->comm = skewshim_call_pcomm(c);
+    stats_reset(c);
+    c->tmp_bytes = L->total;
+    if (L->total) {
+        x->tmp = skewshim_call_tmp(c, L->total);
+        if (!x->tmp)
+            return MPI_ERR_NO_MEM;
+    } else {
+        /* Nothing is stored (all blocks empty, or no forwarding); a valid
+         * base keeps the zero-length offsets off a null pointer. */
+        static unsigned char none[8];
+        x->tmp = none;
+    }
+    return MPI_SUCCESS;
+}
+
+static int run_end(fwd_run *x, int rc)
+{
+    free(x->q.r);
+    free(x->direct.r);
+    return rc != MPI_SUCCESS ? rc : x->err;
+}
+
+static uint64_t max_block(const skewshim_call *c)
+{
+    return c->ag.max_block_bytes;
+}
+
+static int run_flat(skewshim_call *c, const skewshim_fwd *f)
+{
+    fwd_run x;
+    skewshim_fwd_layout L;
+    skewshim_fwd_layout_flat(f, max_block(c), &L);
+    int rc = run_start(&x, c, f, &L);
+    if (rc == MPI_SUCCESS) {
+        x.me = c->rank;
+        rc = run_group(&x);
+    }
+    return run_end(&x, rc);
+}
+
+static int tuna_radix(const skewshim_call *c)
+{
+    return c->params ? c->params->tuna_radix : 0;
+}
+
+uint64_t skewshim_temp_bruck2(const skewshim_call *c)
+{
+    skewshim_fwd f;
+    skewshim_fwd_layout L;
+    if (skewshim_fwd_plan_bruck2(&f, c->size) != 0)
+        return 0;
+    skewshim_fwd_layout_flat(&f, max_block(c), &L);
+    return L.total;
+}
+
+uint64_t skewshim_temp_padded_bruck(const skewshim_call *c)
+{
+    skewshim_fwd f;
+    skewshim_fwd_layout L;
+    if (skewshim_fwd_plan_padded_bruck(&f, c->size) != 0)
+        return 0;
+    skewshim_fwd_layout_flat(&f, max_block(c), &L);
+    return L.total;
+}
+
+uint64_t skewshim_temp_tuna(const skewshim_call *c)
+{
+    skewshim_fwd f;
+    skewshim_fwd_layout L;
+    if (skewshim_fwd_plan_tuna(&f, c->size, tuna_radix(c), max_block(c)) != 0)
+        return 0;
+    skewshim_fwd_layout_flat(&f, max_block(c), &L);
+    return L.total;
+}
+
+int skewshim_run_bruck2(skewshim_call *c)
+{
+    skewshim_fwd f;
+    if (skewshim_fwd_plan_bruck2(&f, c->size) != 0)
+        return MPI_ERR_INTERN;
+    return run_flat(c, &f);
+}
+
+int skewshim_run_padded_bruck(skewshim_call *c)
+{
+    skewshim_fwd f;
+    if (skewshim_fwd_plan_padded_bruck(&f, c->size) != 0)
+        return MPI_ERR_INTERN;
+    return run_flat(c, &f);
+}
+
+int skewshim_run_tuna(skewshim_call *c)
+{
+    skewshim_fwd f;
+    if (skewshim_fwd_plan_tuna(&f, c->size, tuna_radix(c), max_block(c)) != 0)
+        return MPI_ERR_INTERN;
+    return run_flat(c, &f);
+}
+
+/* ---- TuNA_l^g ---------------------------------------------------------- */
+
+skewshim_reason skewshim_tuna_hier_check(const skewshim_call *c)
+{
+    const skewshim_topo *t = skewshim_call_topo(c);
+    if (!t || t->nranks != c->size || t->nnodes < 1)
+        return SKEWSHIM_REASON_INTERNAL;
+    for (int n = 0; n < t->nnodes; n++)
+        if (t->node_size[n] != t->max_per_node)
+            return SKEWSHIM_REASON_UNEVEN_NODES;
+    return SKEWSHIM_REASON_NONE;
+}
+
+static int hier_plan(const skewshim_call *c, skewshim_fwd_hier *h)
+{
+    const skewshim_topo *t = skewshim_call_topo(c);
+    const skewshim_params *p = c->params;
+    if (skewshim_tuna_hier_check(c) != SKEWSHIM_REASON_NONE)
+        return -1;
+    return skewshim_fwd_hier_init(h, t->nnodes, t->max_per_node, p ? p->tuna_hier_radix : 0,
+                                  p ? p->tuna_hier_block_count : 1,
+                                  p ? p->tuna_hier_variant : SKEWSHIM_TUNA_COALESCED,
+                                  max_block(c));
+}
+
+uint64_t skewshim_temp_tuna_hier(const skewshim_call *c)
+{
+    skewshim_fwd_hier h;
+    skewshim_fwd_layout L;
+    if (hier_plan(c, &h) != 0)
+        return 0;       /* the check rejects the call */
+    skewshim_fwd_layout_hier(&h, max_block(c), &L);
+    return L.total;
+}
+
+/* Block from origin local id g0 of this node for local id me of node
+ * this + k: our own one still sits in the send buffer. */
+static const unsigned char *xblock(fwd_run *x, int k, int g0, uint64_t *size)
+{
+    skewshim_call *c = x->c;
+    if (g0 == x->me) {
+        int d = dest_rank(x, (x->node + k) % x->nodes, x->me);
+        *size = c->sbytes[d];
+        return (const unsigned char *)c->sendbuf + c->soff[d];
+    }
+    uint64_t xi = (uint64_t)(k - 1) * (uint64_t)x->f->group + (uint64_t)g0;
+    *size = u64(x, x->L.xsize)[xi];
+    return x->tmp + x->L.xbuf + xi * x->L.block;
+}
+
+/* Coalesced: node step k sends the Q blocks for (node + k, me) as one
+ * message.  They are first packed to the front of their region (in place:
+ * each block moves left, and never past a block not yet moved). */
+static int inter_coalesced(fwd_run *x, const skewshim_fwd_hier *h)
+{
+    skewshim_call *c = x->c;
+    const int N = h->nodes, Q = h->per_node;
+    const uint64_t M = x->L.block;
+    unsigned char *xbuf = x->tmp + x->L.xbuf, *xrecv = x->tmp + x->L.xrecv;
+    uint64_t pos = 0, sent = 0;
+    int rc;
+
+    for (int k = 1; k < N; k++)
+        for (int g0 = 0; g0 < Q; g0++) {
+            uint64_t s;
+            const unsigned char *src = xblock(x, k, g0, &s);
+            if (s > M)
+                s = M;
+            copy(x, xbuf + pos, src, s);
+            pos += s;
+        }
+    for (int k0 = 1; k0 < N; k0 += h->inter_batch) {
+        int k1 = k0 + h->inter_batch < N ? k0 + h->inter_batch : N;
+        for (int k = k0; k < k1; k++) {
+            int sn = (x->node - k + N) % N;
+            uint64_t want = 0;
+            for (int g0 = 0; g0 < Q; g0++)
+                want += c->rbytes[dest_rank(x, sn, g0)];
+            if (want > (uint64_t)Q * M)
+                want = (uint64_t)Q * M;     /* MPI reports the truncation */
+            rc = reqs_post(&x->q, 0, xrecv + (uint64_t)(k - k0) * Q * M, want,
+                           dest_rank(x, sn, x->me), x->comm, 1);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+        for (int k = k0; k < k1; k++) {
+            uint64_t len = 0, fwd = 0;
+            for (int g0 = 0; g0 < Q; g0++) {
+                uint64_t s;
+                xblock(x, k, g0, &s);
+                s = s < M ? s : M;
+                len += s;
+                if (g0 != x->me)
+                    fwd += s;
+            }
+            rc = reqs_post(&x->q, 1, xbuf + sent, len,
+                           dest_rank(x, (x->node + k) % N, x->me), x->comm, 1);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            sent += len;
+            c->stats.messages++;
+            c->stats.bytes_sent += len;
+            c->stats.bytes_forwarded += fwd;
+        }
+        if ((rc = reqs_wait(&x->q)) != MPI_SUCCESS)
+            return rc;
+        for (int k = k0; k < k1; k++) {
+            int sn = (x->node - k + N) % N;
+            const unsigned char *p = xrecv + (uint64_t)(k - k0) * Q * M;
+            uint64_t used = 0;
+            for (int g0 = 0; g0 < Q; g0++) {
+                int o = dest_rank(x, sn, g0);
+                uint64_t s = c->rbytes[o];
+                if (used + s > (uint64_t)Q * M)
+                    s = used > (uint64_t)Q * M ? 0 : (uint64_t)Q * M - used;
+                to_recv(x, o, p + used, s);
+                used += s;
+            }
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* Staggered: one message per block, (N - 1) Q of them, straight into the
+ * receive buffer; message i is node step i / Q + 1, origin local id i % Q. */
+static int inter_staggered(fwd_run *x, const skewshim_fwd_hier *h)
+{
+    skewshim_call *c = x->c;
+    const int N = h->nodes, Q = h->per_node;
+    const int total = (N - 1) * Q;
+    int rc;
+
+    for (int i0 = 0; i0 < total; i0 += h->inter_batch) {
+        int i1 = i0 + h->inter_batch < total ? i0 + h->inter_batch : total;
+        for (int i = i0; i < i1; i++) {
+            int k = i / Q + 1, g0 = i % Q, sn = (x->node - k + N) % N;
+            int o = dest_rank(x, sn, g0);
+            rc = reqs_post(&x->q, 0, (char *)c->recvbuf + c->roff[o], c->rbytes[o],
+                           dest_rank(x, sn, x->me), x->comm, 1);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+        for (int i = i0; i < i1; i++) {
+            int k = i / Q + 1, g0 = i % Q;
+            uint64_t s;
+            const unsigned char *src = xblock(x, k, g0, &s);
+            rc = reqs_post(&x->q, 1, (void *)src, s,
+                           dest_rank(x, (x->node + k) % N, x->me), x->comm, 1);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            c->stats.messages++;
+            c->stats.bytes_sent += s;
+            if (g0 != x->me)
+                c->stats.bytes_forwarded += s;
+        }
+        if ((rc = reqs_wait(&x->q)) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+int skewshim_run_tuna_hier(skewshim_call *c)
+{
+    skewshim_fwd_hier h;
+    skewshim_fwd_layout L;
+    fwd_run x;
+    if (hier_plan(c, &h) != 0)
+        return MPI_ERR_INTERN;
+    skewshim_fwd_layout_hier(&h, max_block(c), &L);
+    int rc = run_start(&x, c, &h.intra, &L);
+    if (rc == MPI_SUCCESS) {
+        const skewshim_topo *t = skewshim_call_topo(c);
+        x.t = t;
+        x.node = t->node_of[c->rank];
+        x.nodes = t->nnodes;
+        x.me = t->local_of[c->rank];
+        x.members = t->node_ranks + t->node_first[x.node];
+        rc = run_group(&x);
+        if (rc == MPI_SUCCESS && h.nodes > 1) {
+            c->stats.rounds += (uint64_t)h.inter_rounds;
+            rc = h.variant == SKEWSHIM_TUNA_STAGGERED ? inter_staggered(&x, &h)
+                                                      : inter_coalesced(&x, &h);
+        }
+    }
+    return run_end(&x, rc);
+}
