@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,12 +321,18 @@ static int ensure_open(void)
     return L.broken ? -1 : 0;
 }
 
+/* Threads of one process may flush rings of different communicators at
+ * once (MPI_THREAD_MULTIPLE): one opener, one header, whole lines. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* One write(2) of whole lines. */
 static void write_lines(const sbuf *b)
 {
     if (b->err || b->n == 0) return;
-    if (ensure_open()) return;
-    if (write_all(L.fd, b->p, b->n)) warn_broken("cannot write log file", errno);
+    pthread_mutex_lock(&log_lock);
+    if (ensure_open() == 0 && write_all(L.fd, b->p, b->n))
+        warn_broken("cannot write log file", errno);
+    pthread_mutex_unlock(&log_lock);
 }
 
 int skewshim_log_open(const skewshim_policy *p, int world_rank, const char *jobid)
@@ -385,17 +392,24 @@ int skewshim_log_open(const skewshim_policy *p, int world_rank, const char *jobi
     }
     sb_free(&b);
 
-    if (world_rank == 0 && !L.per_process) return ensure_open();
+    if (world_rank == 0 && !L.per_process) {
+        pthread_mutex_lock(&log_lock);
+        int rc = ensure_open();
+        pthread_mutex_unlock(&log_lock);
+        return rc;
+    }
     return 0;
 }
 
 void skewshim_log_close(void)
 {
+    pthread_mutex_lock(&log_lock);
     if (L.fd >= 0 && L.own_fd) close(L.fd);
     L.fd = -1;
     L.own_fd = 0;
     /* A late write must not reopen the file (and repeat its header). */
     L.path[0] = '\0';
+    pthread_mutex_unlock(&log_lock);
 }
 
 int skewshim_log_level(void)
@@ -514,6 +528,8 @@ void skewshim_record_json(const skewshim_record *r, FILE *f)
  * 0's copy is written.
  */
 enum { KD = 6, KU = 4 };
+_Static_assert(sizeof(skewshim_record) % sizeof(double) == 0,
+               "the reduction arrays follow the records in one allocation");
 
 typedef struct ring_ws {
     double *dsend, *drecv;
