@@ -1034,7 +1034,15 @@ int main(int argc, char **argv)
             skewshim_wl w = { .kind = o.wl_kind, .S = S / (uint64_t)o.tsize,
                               .param = o.param, .seed = o.seed, .topk = o.topk,
                               .tokens = o.tokens };
-            if (skewshim_wl_matrix(&w, g_size, counts) != 0) {
+            /* The generators are deterministic, but pow/log may round
+             * differently across libm builds on unlike nodes, and one count
+             * differing between sender and receiver breaks the call: rank 0
+             * generates, everyone receives. */
+            int ok = g_rank != 0 || skewshim_wl_matrix(&w, g_size, counts) == 0;
+            PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+            if (ok)
+                PMPI_Bcast(counts, (int)n, MPI_UINT64_T, 0, comm);
+            if (!ok) {
                 if (g_rank == 0)
                     fprintf(stderr, "skewshim-bench: workload %s refuses --param %g\n",
                             skewshim_wl_name(o.wl_kind), o.param);
