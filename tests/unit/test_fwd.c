@@ -1,0 +1,502 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+/* The forwarding schedules of src/fwd.h (TuNA, two-phase and padded Bruck,
+ * TuNA_l^g): round and message counts against the papers' formulas, and a
+ * pure replay of every schedule on byte arrays (no MPI) that moves each
+ * block the way src/exec/forward.c does and proves every block arrives at
+ * the right place exactly once with its bytes, and that the temp in use
+ * never exceeds the declared layout. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../tap.h"
+#include "fwd.h"
+#include "policy.h"
+
+static unsigned lcg(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return *s >> 8;
+}
+
+/* ---- counts ------------------------------------------------------------ */
+
+static int brute_rounds(int P, int r)
+{
+    int k = 0;
+    for (int64_t p = 1; p < P; p *= r)
+        for (int z = 1; z < r; z++)
+            if (z * p < P)
+                k++;
+    return k;
+}
+
+static int count_digits(int d, int r)
+{
+    int n = 0;
+    for (; d; d /= r)
+        n += d % r != 0;
+    return n;
+}
+
+static void test_counts(void)
+{
+    skewshim_fwd f;
+    skewshim_fwd_plan_tuna(&f, 16, 2, 0);
+    TAP_OK(f.rounds == 4, "TuNA P=16 r=2: 4 rounds (got %d)", f.rounds);
+    skewshim_fwd_plan_tuna(&f, 16, 4, 0);
+    TAP_OK(f.rounds == 6, "TuNA P=16 r=4: 6 rounds (got %d)", f.rounds);
+    skewshim_fwd_plan_tuna(&f, 16, 15, 0);
+    TAP_OK(f.rounds == 15 && f.stage_units == 0, "TuNA P=16 r=15: 15 direct rounds, linear");
+    skewshim_fwd_plan_tuna(&f, 16, 16, 0);
+    TAP_OK(f.rounds == 15 && f.stage_units == 0, "TuNA P=16 r=16: 15 direct rounds, linear");
+    skewshim_fwd_plan_tuna(&f, 16, 40, 0);
+    TAP_OK(f.radix == 16 && f.rounds == 15, "TuNA r > P clamps to P");
+    skewshim_fwd_plan_bruck2(&f, 13);
+    TAP_OK(f.rounds == 4, "two-phase Bruck P=13: 4 rounds (got %d)", f.rounds);
+    skewshim_fwd_plan_padded_bruck(&f, 13);
+    TAP_OK(f.rounds == 4 && f.padded, "padded Bruck P=13: 4 rounds");
+    skewshim_fwd_plan_bruck2(&f, 1);
+    TAP_OK(f.rounds == 0 && f.tslots == 0, "P=1: no rounds, no temp");
+    /* TuNA Fig. 3: P = 8 needs T of 4, 3, 3 blocks for r = 2, 3, 4. */
+    int want[3] = {4, 3, 3}, ok = 1;
+    for (int r = 2; r <= 4; r++) {
+        skewshim_fwd_plan_tuna(&f, 8, r, 0);
+        ok &= f.tslots == want[r - 2];
+    }
+    TAP_OK(ok, "TuNA Fig. 3: T = P - (K + 1) = 4, 3, 3 blocks at P=8, r=2,3,4");
+
+    int bad_k = 0, bad_units = 0, bad_slot = 0, bad_d = 0, bad_stage = 0;
+    for (int P = 1; P <= 70; P++)
+        for (int r = 2; r <= P + 1; r++) {
+            skewshim_fwd_init(&f, P, r, 1, 0);
+            int rr = r > P ? (P < 2 ? 2 : P) : r;
+            if (f.rounds != brute_rounds(P, rr) || f.rounds > f.digits * (rr - 1) ||
+                f.tslots != P - f.rounds - 1)
+                bad_k++;
+            /* Each delta is sent once per nonzero digit, in increasing digit order. */
+            int *seen = calloc((size_t)P + 1, sizeof *seen), *d = malloc(((size_t)P + 1) * sizeof *d);
+            int64_t blocks = 0, rpow = 1;
+            for (int i = 1; i < f.digits; i++)
+                rpow *= rr;
+            int maxu = 0;
+            for (int k = 0; k < f.rounds; k++) {
+                skewshim_fwd_round rd;
+                skewshim_fwd_round_get(&f, k, &rd);
+                skewshim_fwd_deltas(&f, &rd, d);
+                blocks += rd.units;
+                for (int i = 0; i < rd.units; i++) {
+                    int64_t p = 1;
+                    for (int x = 0; x < rd.x; x++)
+                        p *= rr;
+                    if (d[i] < 1 || d[i] >= P || (d[i] / p) % rr != rd.z)
+                        bad_units++;
+                    else
+                        seen[d[i]]++;
+                }
+                if (rd.units > 1 && rd.units > maxu)
+                    maxu = rd.units;
+                if (!skewshim_fwd_staged(&f, &rd) &&
+                    (rd.units != 1 || !skewshim_fwd_first_hop(&f, d[0], rd.x) ||
+                     !skewshim_fwd_final(&f, d[0], rd.x)))
+                    bad_units++;
+            }
+            if (f.stage_units != maxu)
+                bad_stage++;
+            /* D <= w (r - 1) r^(w-1) (TuNA III-A). */
+            if (f.digits && blocks > (int64_t)f.digits * (rr - 1) * rpow)
+                bad_d++;
+            int next = 0;
+            for (int dl = 1; dl < P; dl++) {
+                if (seen[dl] != count_digits(dl, rr))
+                    bad_units++;
+                int s = skewshim_fwd_slot(&f, dl);
+                if (count_digits(dl, rr) == 1 ? s != -1 : s != next++)
+                    bad_slot++;
+            }
+            if (next != f.tslots)
+                bad_slot++;
+            free(seen);
+            free(d);
+        }
+    TAP_OK(bad_k == 0, "K = #(x,z: z r^x < P) <= w(r-1), T = P-K-1, P 1..70 all r (%d bad)", bad_k);
+    TAP_OK(bad_units == 0, "each delta sent once per nonzero digit; direct rounds are one block (%d bad)",
+           bad_units);
+    TAP_OK(bad_slot == 0, "slot formula of TuNA III-C = rank among in-transit deltas (%d bad)", bad_slot);
+    TAP_OK(bad_d == 0, "blocks sent D <= w(r-1)r^(w-1) (%d bad)", bad_d);
+    TAP_OK(bad_stage == 0, "stage_units = largest staged round (%d bad)", bad_stage);
+
+    skewshim_fwd_layout L;
+    skewshim_fwd_plan_tuna(&f, 16, 16, 0);
+    skewshim_fwd_layout_flat(&f, 1000, &L);
+    TAP_OK(L.total == 0, "r = P: no temp (linear exchange)");
+    skewshim_fwd_plan_tuna(&f, 16, 15, 0);
+    skewshim_fwd_layout_flat(&f, 1000, &L);
+    TAP_OK(L.total == 0, "r = P - 1: no temp");
+    skewshim_fwd_plan_tuna(&f, 16, 2, 0);
+    skewshim_fwd_layout_flat(&f, 1000, &L);
+    TAP_OK(L.total == (uint64_t)(11 + 2 * 8) * 1000 + 8 * (2 * 8 + 11),
+           "P=16 r=2 temp: 11 T slots + 2 stages of 8 blocks + sizes (got %llu)",
+           (unsigned long long)L.total);
+    skewshim_fwd_plan_tuna(&f, 1 << 20, 2, 0);
+    skewshim_fwd_layout_flat(&f, UINT64_MAX / 4, &L);
+    TAP_OK(L.total == UINT64_MAX, "temp bound saturates instead of wrapping");
+
+    /* Messages per rank with data everywhere: staged rounds 2 (sizes, data), direct 1. */
+    int staged = 0, direct = 0;
+    skewshim_fwd_plan_tuna(&f, 16, 4, 0);
+    for (int k = 0; k < f.rounds; k++) {
+        skewshim_fwd_round rd;
+        skewshim_fwd_round_get(&f, k, &rd);
+        if (skewshim_fwd_staged(&f, &rd))
+            staged++;
+        else
+            direct++;
+    }
+    TAP_OK(staged == 6 && direct == 0, "P=16 r=4: 6 staged rounds, 12 messages");
+    skewshim_fwd_plan_tuna(&f, 13, 4, 0);
+    staged = direct = 0;
+    for (int k = 0; k < f.rounds; k++) {
+        skewshim_fwd_round rd;
+        skewshim_fwd_round_get(&f, k, &rd);
+        if (skewshim_fwd_staged(&f, &rd))
+            staged++;
+        else
+            direct++;
+    }
+    /* P = 13, r = 4: rounds 1,2,3 (x=0) carry 3-4 units; 4, 8 carry 4; 12 carries only 12. */
+    TAP_OK(f.rounds == 6 && staged == 5 && direct == 1, "P=13 r=4: 5 staged + 1 direct round");
+
+    TAP_OK(skewshim_tuna_auto_radix(1024, 16) == 2, "auto radix: small blocks -> 2");
+    TAP_OK(skewshim_tuna_auto_radix(1024, 2048) == 32, "auto radix: medium blocks -> sqrt(P)");
+    TAP_OK(skewshim_tuna_auto_radix(1024, 65536) == 1024, "auto radix: large blocks -> P");
+    TAP_OK(skewshim_tuna_auto_radix(2, 2048) == 2 && skewshim_tuna_auto_radix(1, 0) == 2,
+           "auto radix: P <= 2 -> 2");
+    TAP_OK(skewshim_tuna_auto_radix(3, 2048) == 2, "auto radix: sqrt(3) rounds to 2");
+    skewshim_fwd_plan_tuna(&f, 1024, 0, 2048);
+    TAP_OK(f.radix == 32, "tuna radix 0 = auto");
+
+    skewshim_fwd_hier h;
+    skewshim_fwd_hier_init(&h, 4, 8, 2, 1, SKEWSHIM_TUNA_COALESCED, 64);
+    TAP_OK(h.intra.rounds + h.inter_rounds == 3 + 3, "TuNA_l^g N=4 Q=8 r=2 coalesced: 3 + (N-1) rounds");
+    skewshim_fwd_hier_init(&h, 4, 8, 2, 1, SKEWSHIM_TUNA_STAGGERED, 64);
+    TAP_OK(h.intra.rounds + h.inter_rounds == 3 + 24, "staggered: 3 + (N-1)Q rounds");
+    skewshim_fwd_hier_init(&h, 4, 8, 100, 2, SKEWSHIM_TUNA_COALESCED, 64);
+    TAP_OK(h.intra.radix == 8 && h.intra.rounds == 7 && h.inter_batch == 2,
+           "TuNA_l^g radix clamps to Q; batch = block_count");
+    skewshim_fwd_hier_init(&h, 3, 5, 2, 1, SKEWSHIM_TUNA_COALESCED, 64);
+    TAP_OK(h.intra.rounds == 3 && h.intra.width == 3, "paper Fig. 5: P=15, N=3, Q=5, r=2: 3 intra rounds");
+}
+
+/* ---- replay ------------------------------------------------------------ */
+
+static unsigned char val(int o, int d, uint64_t i)
+{
+    return (unsigned char)(o * 131 + d * 31 + (int)(i * 7) + 1);
+}
+
+typedef struct blk {
+    int used, origin, dest;
+    uint64_t size;
+    unsigned char *data;
+} blk;
+
+typedef struct world {
+    int P, N, Q, padded;
+    const uint64_t *sz;     /* P*P: i sends j */
+    uint64_t M;
+    const skewshim_fwd *f;
+    skewshim_fwd_layout L;
+    blk *T;                 /* [P][tslots * width] */
+    blk *X;                 /* [P][(N-1) * Q] */
+    int *got;               /* [P][P] deliveries */
+    int errors;
+    uint64_t peak_stage;    /* bytes of the biggest staged round */
+} world;
+
+static int rank_of(const world *w, int node, int local)
+{
+    return node * w->Q + local;
+}
+
+static blk make(const world *w, int o, int d)
+{
+    blk b = {1, o, d, w->sz[o * w->P + d], NULL};
+    b.data = malloc(b.size ? b.size : 1);
+    for (uint64_t i = 0; i < b.size; i++)
+        b.data[i] = val(o, d, i);
+    return b;
+}
+
+static void receive(world *w, int at, blk *b)
+{
+    if (b->dest != at || w->got[at * w->P + b->origin]++ != 0)
+        w->errors++;
+    for (uint64_t i = 0; i < b->size; i++)
+        if (b->data[i] != val(b->origin, b->dest, i)) {
+            w->errors++;
+            break;
+        }
+    free(b->data);
+    b->used = 0;
+}
+
+static void park(world *w, blk *slot, blk *b)
+{
+    if (slot->used) {
+        w->errors++;        /* would overwrite a block still in transit */
+        free(slot->data);
+    }
+    *slot = *b;
+}
+
+/* One rank's units of a round, taken out of S or T as the executor packs. */
+static int take_units(world *w, int n, int g, const skewshim_fwd_round *rd, const int *d, blk *out)
+{
+    const skewshim_fwd *f = w->f;
+    int cnt = 0, me = rank_of(w, n, g);
+    uint64_t bytes = 0;
+    int64_t lo = 1;
+    for (int x = 0; x < rd->x; x++)
+        lo *= f->radix;
+    for (int i = 0; i < rd->units; i++) {
+        int first = skewshim_fwd_first_hop(f, d[i], rd->x);
+        int slot = skewshim_fwd_slot(f, d[i]);
+        /* a unit held here came from og, having travelled delta's low digits */
+        int og = (int)((g - d[i] % lo + w->Q) % w->Q);
+        for (int j = 0; j < f->width; j++) {
+            int dest = rank_of(w, j, (og + d[i]) % w->Q);
+            blk b;
+            if (first) {
+                b = make(w, me, dest);
+            } else if (slot < 0 || slot >= f->tslots) {
+                w->errors++;
+                b = make(w, me, dest);
+            } else {
+                blk *t = &w->T[(size_t)me * f->tslots * f->width + (size_t)slot * f->width + j];
+                if (!t->used || t->dest != dest) {
+                    w->errors++;
+                    b = make(w, me, dest);  /* keep going without a stale block */
+                } else {
+                    b = *t;
+                }
+                t->used = 0;
+            }
+            bytes += w->padded ? w->M : b.size;
+            out[cnt++] = b;
+        }
+    }
+    if (skewshim_fwd_staged(f, rd)) {
+        if (rd->units > f->stage_units)
+            w->errors++;
+        if (bytes > w->peak_stage)
+            w->peak_stage = bytes;
+    }
+    return cnt;
+}
+
+static void give_units(world *w, int n, int g, const skewshim_fwd_round *rd, const int *d, blk *in)
+{
+    const skewshim_fwd *f = w->f;
+    int me = rank_of(w, n, g), k = 0;
+    int64_t span = f->radix;
+    for (int x = 0; x < rd->x; x++)
+        span *= f->radix;
+    for (int i = 0; i < rd->units; i++) {
+        int fin = skewshim_fwd_final(f, d[i], rd->x);
+        int slot = skewshim_fwd_slot(f, d[i]);
+        /* after digit x the unit has travelled the low digits of delta */
+        int g0 = (int)((g - d[i] % span + w->Q) % w->Q);
+        for (int j = 0; j < f->width; j++, k++) {
+            if (in[k].origin != rank_of(w, n, g0))
+                w->errors++;
+            if (!fin) {
+                if (slot < 0 || slot >= f->tslots) {
+                    w->errors++;
+                    free(in[k].data);
+                    continue;
+                }
+                park(w, &w->T[(size_t)me * f->tslots * f->width + (size_t)slot * f->width + j], &in[k]);
+            } else if (j == n) {
+                receive(w, me, &in[k]);
+            } else {
+                int kk = (j - n + w->N) % w->N;
+                park(w, &w->X[(size_t)me * (w->N - 1) * w->Q + (size_t)(kk - 1) * w->Q + g0], &in[k]);
+            }
+        }
+    }
+}
+
+/* Replays the intra (or flat) phase and the inter-node phase; returns the
+ * number of errors.  N = 1 is the flat schedule over Q = P ranks. */
+static int replay(int N, int Q, const skewshim_fwd *f, const skewshim_fwd_layout *L,
+                  const uint64_t *sz, uint64_t M, int padded)
+{
+    world w = {0};
+    int P = N * Q;
+    w.P = P; w.N = N; w.Q = Q; w.padded = padded; w.sz = sz; w.M = M; w.f = f; w.L = *L;
+    w.T = calloc((size_t)P * (f->tslots * f->width) + 1, sizeof *w.T);
+    w.X = calloc((size_t)P * (N - 1) * Q + 1, sizeof *w.X);
+    w.got = calloc((size_t)P * P, sizeof *w.got);
+    int maxu = f->group * f->width + 1;
+    blk **box = malloc((size_t)P * sizeof *box);
+    int *d = malloc((size_t)f->group * sizeof *d);
+    for (int p = 0; p < P; p++)
+        box[p] = malloc((size_t)maxu * sizeof **box);
+
+    for (int p = 0; p < P; p++) {       /* own block */
+        blk b = make(&w, p, p);
+        receive(&w, p, &b);
+    }
+    for (int k = 0; k < f->rounds; k++) {
+        skewshim_fwd_round rd;
+        skewshim_fwd_round_get(f, k, &rd);
+        skewshim_fwd_deltas(f, &rd, d);
+        /* every rank packs before any rank unpacks, as in one real round */
+        for (int n = 0; n < N; n++)
+            for (int g = 0; g < Q; g++)
+                take_units(&w, n, g, &rd, d, box[rank_of(&w, n, (g + rd.dist) % Q)]);
+        for (int n = 0; n < N; n++)
+            for (int g = 0; g < Q; g++)
+                give_units(&w, n, g, &rd, d, box[rank_of(&w, n, g)]);
+    }
+    /* inter-node: (n, g) gives (n + k, g) its Q blocks for it */
+    for (int n = 0; n < N; n++)
+        for (int g = 0; g < Q; g++)
+            for (int k = 1; k < N; k++)
+                for (int g0 = 0; g0 < Q; g0++) {
+                    int me = rank_of(&w, n, g), dest = rank_of(&w, (n + k) % N, g);
+                    blk b;
+                    if (g0 == g) {
+                        b = make(&w, me, dest);
+                    } else {
+                        blk *x = &w.X[(size_t)me * (N - 1) * Q + (size_t)(k - 1) * Q + g0];
+                        if (!x->used || x->dest != dest || x->origin != rank_of(&w, n, g0)) {
+                            w.errors++;
+                            continue;
+                        }
+                        b = *x;
+                        x->used = 0;
+                    }
+                    receive(&w, dest, &b);
+                }
+    for (int i = 0; i < P * P; i++)
+        if (w.got[i] != 1)
+            w.errors++;
+    for (size_t i = 0; i < (size_t)P * f->tslots * f->width; i++)
+        if (w.T[i].used)
+            w.errors++;
+    /* the layout holds what was in use: stages and T slots of max-size blocks */
+    uint64_t stage = L->recv_stage - L->send_stage;
+    if (w.peak_stage > stage || L->recv_stage - L->t < (uint64_t)f->tslots * f->width * M ||
+        (f->stage_units && L->total < L->recv_stage + stage) ||
+        (N > 1 && L->xrecv - L->xbuf < (uint64_t)(N - 1) * Q * M))
+        w.errors++;
+    for (int p = 0; p < P; p++)
+        free(box[p]);
+    free(box);
+    free(d);
+    free(w.T);
+    free(w.X);
+    free(w.got);
+    return w.errors;
+}
+
+static uint64_t *random_sizes(int P, unsigned *seed, uint64_t *max)
+{
+    uint64_t *sz = malloc((size_t)P * P * sizeof *sz);
+    unsigned cap = 1u + lcg(seed) % 300u;
+    *max = 0;
+    for (int i = 0; i < P * P; i++) {
+        sz[i] = lcg(seed) % 3 == 0 ? 0 : lcg(seed) % (cap + 1);
+        if (sz[i] > *max)
+            *max = sz[i];
+    }
+    return sz;
+}
+
+static void test_replay_flat(void)
+{
+    unsigned seed = 7;
+    int runs = 0, bad = 0;
+    for (int P = 1; P <= 17; P++)
+        for (int r = 1; r <= P + 2; r++)
+            for (int padded = 0; padded <= 1; padded++) {
+                uint64_t M, *sz = random_sizes(P, &seed, &M);
+                skewshim_fwd f;
+                skewshim_fwd_layout L;
+                if (r == 1)     /* the two Bruck planners */
+                    (padded ? skewshim_fwd_plan_padded_bruck : skewshim_fwd_plan_bruck2)(&f, P);
+                else
+                    skewshim_fwd_init(&f, P, r, 1, padded);
+                skewshim_fwd_layout_flat(&f, M, &L);
+                int e = replay(1, P, &f, &L, sz, M, padded);
+                if (e) {
+                    bad++;
+                    TAP_DIAG("flat P=%d r=%d padded=%d: %d errors", P, r, padded, e);
+                }
+                runs++;
+                free(sz);
+            }
+    TAP_OK(bad == 0, "replay: flat TuNA / Bruck, P 1..17, every radix, padded and two-phase: "
+                     "%d schedules, every block once, temp within bound", runs);
+
+    /* all blocks empty, and all at the maximum */
+    int ok = 1;
+    for (int P = 1; P <= 9; P++) {
+        uint64_t *sz = calloc((size_t)P * P, sizeof *sz);
+        skewshim_fwd f;
+        skewshim_fwd_layout L;
+        skewshim_fwd_plan_bruck2(&f, P);
+        skewshim_fwd_layout_flat(&f, 0, &L);
+        ok &= replay(1, P, &f, &L, sz, 0, 0) == 0 && L.t + 0 == L.recv_stage;
+        for (int i = 0; i < P * P; i++)
+            sz[i] = 5;
+        skewshim_fwd_init(&f, P, 3, 1, 1);
+        skewshim_fwd_layout_flat(&f, 5, &L);
+        ok &= replay(1, P, &f, &L, sz, 5, 1) == 0;
+        free(sz);
+    }
+    TAP_OK(ok, "replay: all-empty and all-full matrices");
+}
+
+static void test_replay_hier(void)
+{
+    unsigned seed = 11;
+    int runs = 0, bad = 0;
+    for (int P = 1; P <= 17; P++)
+        for (int Q = 1; Q <= P; Q++) {
+            if (P % Q)
+                continue;
+            for (int r = 0; r <= Q + 1; r++) {
+                uint64_t M, *sz = random_sizes(P, &seed, &M);
+                for (int v = 0; v <= 1; v++) {
+                    skewshim_fwd_hier h;
+                    skewshim_fwd_layout L;
+                    skewshim_fwd_hier_init(&h, P / Q, Q, r, 1 + r % 3, v, M);
+                    skewshim_fwd_layout_hier(&h, M, &L);
+                    int e = replay(P / Q, Q, &h.intra, &L, sz, M, 0);
+                    int nrounds = v ? (P / Q - 1) * Q : P / Q - 1;
+                    if (h.inter_rounds != nrounds)
+                        e++;
+                    if (e) {
+                        bad++;
+                        TAP_DIAG("hier P=%d Q=%d r=%d v=%d: %d errors", P, Q, r, v, e);
+                    }
+                    runs++;
+                }
+                free(sz);
+            }
+        }
+    TAP_OK(bad == 0, "replay: TuNA_l^g, P 1..17, every Q dividing P, every radix, both variants: "
+                     "%d schedules", runs);
+}
+
+int main(void)
+{
+    test_counts();
+    test_replay_flat();
+    test_replay_hier();
+    return TAP_DONE();
+}
