@@ -7,13 +7,15 @@
  *          direction; rank with local id l uses rail l mod m, and when the
  *          node has fewer ranks than NICs a rank drives every rail
  *          congruent to its id (so a node always owns all m*B2).
- * A stage's moves split into its intra phase and its inter phase.  A phase
- * lasts latency + max over its resources of (bytes on it / bandwidth).
- * Each tier runs its phases in stage order, one at a time; a phase starts
- * when its tier is free and every temp region its moves read has been
- * written (the writer's phase ended).  The two tiers run concurrently, so
- * redistribution overlaps the next inter-node stage when the data allow.
- * With `barrier` set, every stage also waits for the whole previous stage.
+ * A stage's moves split into its intra phase and its inter phase.  Each tier
+ * runs its phases in stage order, one at a time; within a phase every
+ * resource starts its share when the phase may begin (its tier is free, and
+ * with `barrier` the previous stage has ended) and the temp regions its own
+ * moves read have been written (the writing moves completed), then runs for
+ * bytes on it / its bandwidth.  A move completes when both its resources
+ * have finished, plus latency; the phase ends with its slowest resource,
+ * plus latency.  The two tiers run concurrently, so redistribution overlaps
+ * the next inter-node stage when the data allow.
  * Local copies (src == dst) cost nothing.
  */
 #ifndef SKEWSHIM_SIM_H

@@ -5,6 +5,7 @@
 /* The two-tier simulator (model in sim.h and doc/simulator.md).  One pass
  * collects the temp writes, a second walks the stages in order and places
  * each stage's intra and inter phase on its tier's timeline. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,7 @@
 typedef struct twrite {
     int rank;
     uint64_t off, end;
-    int phase;          /* 2 * stage + tier */
+    size_t move;        /* index of the writing move */
 } twrite;
 
 enum { TIER_INTRA = 0, TIER_INTER = 1 };
@@ -34,7 +35,7 @@ typedef struct simstate {
     size_t nw;
     uint64_t *maxend;   /* [nw] running max of w[].end within each rank */
     size_t *first;      /* [P+1] first write of each rank */
-    double *phase_end;  /* [2 * nstages] */
+    double *done;       /* [nmoves] completion time of each move */
 } simstate;
 
 static int tier_of(const simstate *st, const skewshim_move *mv)
@@ -54,8 +55,8 @@ static double ready_time(const simstate *st, int rank, uint64_t off, uint64_t le
     }
     double r = 0.0;
     for (size_t k = lo; k-- > st->first[rank] && st->maxend[k] > off;)
-        if (st->w[k].end > off && st->phase_end[st->w[k].phase] > r)
-            r = st->phase_end[st->w[k].phase];
+        if (st->w[k].end > off && st->done[st->w[k].move] > r)
+            r = st->done[st->w[k].move];
     return r;
 }
 
@@ -94,19 +95,23 @@ double skewshim_sim_time(const skewshim_sched *s, const skewshim_topo *t,
     st.w = malloc((s->nmoves + 1) * sizeof *st.w);
     st.maxend = malloc((s->nmoves + 1) * sizeof *st.maxend);
     st.first = calloc((size_t)P + 2, sizeof *st.first);
-    st.phase_end = calloc(2 * (size_t)ns + 2, sizeof *st.phase_end);
+    st.done = calloc(s->nmoves + 1, sizeof *st.done);
     double *load = calloc(nres_intra + nres_inter + 1, sizeof *load);
+    double *rready = calloc(nres_intra + nres_inter + 1, sizeof *rready);
+    double *fin = calloc(nres_intra + nres_inter + 1, sizeof *fin);
+    double *mready = malloc((s->nmoves + 1) * sizeof *mready);
+    size_t *mres = malloc((2 * s->nmoves + 1) * sizeof *mres);
     double *bw = malloc((nres_intra + nres_inter + 1) * sizeof *bw);
     size_t *touched = malloc((2 * s->nmoves + 1) * sizeof *touched);
     double result = -1.0;
-    if (!st.w || !st.maxend || !st.first || !st.phase_end || !load || !bw || !touched)
+    if (!st.w || !st.maxend || !st.first || !st.done || !load || !bw || !touched ||
+        !rready || !fin || !mready || !mres)
         goto done;
 
     for (size_t k = 0; k < s->nmoves; k++) {
         const skewshim_move *mv = &s->moves[k];
         if (mv->dst_loc == SKEWSHIM_LOC_TMP && mv->bytes)
-            st.w[st.nw++] = (twrite){ mv->dst, mv->dst_off, mv->dst_off + mv->bytes,
-                                      2 * mv->stage + tier_of(&st, mv) };
+            st.w[st.nw++] = (twrite){ mv->dst, mv->dst_off, mv->dst_off + mv->bytes, k };
     }
     qsort(st.w, st.nw, sizeof *st.w, cmp_write);
     for (size_t k = 0; k < st.nw; k++) {
@@ -134,19 +139,17 @@ double skewshim_sim_time(const skewshim_sched *s, const skewshim_topo *t,
         size_t b = a;
         while (b < s->nmoves && s->moves[b].stage == stage)
             b++;
-        double ready[2] = { 0.0, 0.0 };
         int active[2] = { 0, 0 }, sends[2] = { 0, 0 };
         size_t ntouch = 0;
         for (size_t k = a; k < b; k++) {
             const skewshim_move *mv = &s->moves[k];
             int tier = tier_of(&st, mv);
             active[tier] = 1;
-            if (mv->src_loc == SKEWSHIM_LOC_TMP) {
-                double r = ready_time(&st, mv->src, mv->src_off, mv->bytes);
-                if (r > ready[tier]) ready[tier] = r;
-            }
+            mready[k] = mv->src_loc == SKEWSHIM_LOC_TMP
+                            ? ready_time(&st, mv->src, mv->src_off, mv->bytes) : 0.0;
             if (mv->src == mv->dst) {
                 d.copy_bytes += mv->bytes;
+                mres[2 * (k - a)] = mres[2 * (k - a) + 1] = SIZE_MAX;
                 continue;
             }
             sends[tier] = 1;
@@ -161,30 +164,54 @@ double skewshim_sim_time(const skewshim_sched *s, const skewshim_topo *t,
                 ro = nres_intra + (size_t)t->node_of[mv->src] * m + rail_of(t, m, mv->src);
                 ri = nres_intra + (size_t)(N + t->node_of[mv->dst]) * m + rail_of(t, m, mv->dst);
             }
-            if (load[ro] == 0.0) touched[ntouch++] = ro;
-            load[ro] += (double)mv->bytes;
-            if (load[ri] == 0.0) touched[ntouch++] = ri;
-            load[ri] += (double)mv->bytes;
+            mres[2 * (k - a)] = ro;
+            mres[2 * (k - a) + 1] = ri;
+            for (int side = 0; side < 2; side++) {
+                size_t r = side ? ri : ro;
+                if (load[r] == 0.0) {
+                    touched[ntouch++] = r;
+                    rready[r] = 0.0;
+                }
+                load[r] += (double)mv->bytes;
+                if (mready[k] > rready[r]) rready[r] = mready[k];
+            }
         }
-        double span[2] = { 0.0, 0.0 };
+        /* Each resource starts its share of the phase once the phase may
+         * begin and the data of its own moves exist; the phase ends with
+         * its slowest resource. */
+        double base[2], pend[2] = { 0.0, 0.0 };
+        for (int tier = 0; tier < 2; tier++) {
+            base[tier] = tier_free[tier];
+            if (mo->barrier && prev_stage_end > base[tier]) base[tier] = prev_stage_end;
+            pend[tier] = base[tier];
+        }
         for (size_t x = 0; x < ntouch; x++) {
             size_t r = touched[x];
             int tier = r < nres_intra ? TIER_INTRA : TIER_INTER;
-            double tt = load[r] / bw[r];
-            if (tt > span[tier]) span[tier] = tt;
-            load[r] = 0.0;
+            double start = rready[r] > base[tier] ? rready[r] : base[tier];
+            fin[r] = start + load[r] / bw[r];
+            if (fin[r] > pend[tier]) pend[tier] = fin[r];
         }
+        for (size_t k = a; k < b; k++) {
+            int tier = tier_of(&st, &s->moves[k]);
+            size_t ro = mres[2 * (k - a)], ri = mres[2 * (k - a) + 1];
+            double c = base[tier] > mready[k] ? base[tier] : mready[k];
+            if (ro != SIZE_MAX) {
+                c = fin[ro] > fin[ri] ? fin[ro] : fin[ri];
+                c += mo->latency;
+            }
+            st.done[k] = c;
+            if (c > pend[tier] && ro == SIZE_MAX) pend[tier] = c;
+        }
+        for (size_t x = 0; x < ntouch; x++)
+            load[touched[x]] = 0.0;
         double stage_end = prev_stage_end;
         for (int tier = 0; tier < 2; tier++) {
             if (!active[tier])
                 continue;
-            double start = tier_free[tier];
-            if (ready[tier] > start) start = ready[tier];
-            if (mo->barrier && prev_stage_end > start) start = prev_stage_end;
-            double dur = span[tier] + (sends[tier] ? mo->latency : 0.0);
-            double end = start + dur;
+            double end = pend[tier] + (sends[tier] ? mo->latency : 0.0);
+            double dur = end - base[tier];
             tier_free[tier] = end;
-            st.phase_end[2 * stage + tier] = end;
             if (tier == TIER_INTRA) { d.intra_busy += dur; d.intra_phases += sends[tier]; }
             else { d.inter_busy += dur; d.inter_phases += sends[tier]; }
             if (end > stage_end) stage_end = end;
@@ -199,7 +226,11 @@ done:
     free(st.w);
     free(st.maxend);
     free(st.first);
-    free(st.phase_end);
+    free(st.done);
+    free(rready);
+    free(fin);
+    free(mready);
+    free(mres);
     free(load);
     free(bw);
     free(touched);
