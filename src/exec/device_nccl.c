@@ -1,0 +1,455 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+/* NCCL executors: the nccl_fanout algorithm and the stage-by-stage device
+ * executor of global schedules (SABRE, FAST).  One NCCL communicator per MPI
+ * communicator, set up on the first device call and kept in cs->device. */
+
+#define SKEWSHIM_DEVICE_INTERNAL 1
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <mpi.h>
+#include "device.h"
+#include "comm.h"
+#include "exec.h"
+
+#if defined(SKEWSHIM_HAVE_CUDA) && defined(SKEWSHIM_HAVE_NCCL)
+
+#include <nccl.h>
+
+static int nccl_warned;
+
+void skewshim_nccl_free(skewshim_device_state *st)
+{
+    if (!st->nccl)
+        return;
+    /* Collective like MPI_Comm_free, which is where we are called from. */
+    ncclResult_t r = ncclCommDestroy(st->nccl);
+    if (r != ncclSuccess)
+        skewshim_device_report(-1, "ncclCommDestroy", ncclGetErrorString(r));
+    st->nccl = NULL;
+}
+
+static void nccl_why(char *why, size_t len, const char *what, ncclResult_t r)
+{
+    const char *last = ncclGetLastError(NULL);
+    snprintf(why, len, "%s: %s%s%s", what, ncclGetErrorString(r),
+             last && *last ? ": " : "", last ? last : "");
+}
+
+/* Set NCCL up, the same way on every rank: every rank takes part in every
+ * collective below whatever happened locally, and the result is agreed
+ * twice: before ncclCommInitRank (which would hang waiting for a rank that
+ * cannot call it) and after it. */
+static void nccl_init(skewshim_call *c, skewshim_device_state *st)
+{
+    MPI_Comm pcomm = skewshim_call_pcomm(c);
+    int rank = c->rank, size = c->size;
+    int ok = st != NULL;
+    char why[384] = "";
+    if (!ok)
+        snprintf(why, sizeof why, "out of memory");
+
+    MPI_Comm shm = MPI_COMM_NULL;
+    if (PMPI_Comm_split_type(pcomm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm) != MPI_SUCCESS) {
+        shm = MPI_COMM_NULL;
+        if (ok)
+            snprintf(why, sizeof why, "MPI_Comm_split_type failed");
+        ok = 0;
+    }
+
+    int saved = -1, entered = 0;
+    if (ok) {
+        /* Buffers decide the device (skewshim_device_enter); only when
+         * they cannot, the node-local rank modulo the device count does. */
+        int pref = -1;
+        if (skewshim_device_of(c->recvbuf) < 0 && skewshim_device_of(c->sendbuf) < 0) {
+            int ndev = 0, lrank = 0;
+            if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= 0) {
+                (void)cudaGetLastError();
+                ndev = 1;
+            }
+            PMPI_Comm_rank(shm, &lrank);
+            pref = lrank % ndev;
+        }
+        entered = 1;
+        if (skewshim_device_enter(st, c, pref, &saved) != MPI_SUCCESS) {
+            snprintf(why, sizeof why, "CUDA device set-up failed");
+            ok = 0;
+        }
+    }
+
+    struct { int ok; ncclUniqueId id; } root;
+    memset(&root, 0, sizeof root);
+    if (rank == 0 && ok) {
+        ncclResult_t r = ncclGetUniqueId(&root.id);
+        if (r != ncclSuccess) {
+            nccl_why(why, sizeof why, "ncclGetUniqueId", r);
+            ok = 0;
+        }
+    }
+    root.ok = ok;
+    PMPI_Bcast(&root, (int)sizeof root, MPI_BYTE, 0, pcomm);
+    int all = ok && root.ok;
+    PMPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, pcomm);
+
+    ncclComm_t comm = NULL;
+    if (all) {
+        ncclResult_t r = ncclCommInitRank(&comm, size, root.id, rank);
+        if (r != ncclSuccess) {
+            nccl_why(why, sizeof why, "ncclCommInitRank", r);
+            comm = NULL;
+            ok = 0;
+        }
+        all = ok;
+        PMPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, pcomm);
+        if (!all && comm) {
+            /* Local and non-blocking: the ranks that failed are gone. */
+            ncclCommAbort(comm);
+            comm = NULL;
+        }
+    }
+    if (entered)
+        skewshim_device_leave(saved);
+
+    skewshim_device_ctr.nccl_inits++;
+    if (!all) {
+        skewshim_device_ctr.nccl_init_failures++;
+        if (rank == 0 && !nccl_warned) {
+            nccl_warned = 1;
+            fprintf(stderr, "skewshim: NCCL unavailable on a communicator of %d ranks (%s); "
+                    "device buffers go through host staging\n",
+                    size, why[0] ? why : "failed on another rank");
+            fflush(stderr);
+        }
+    }
+    if (st) {
+        st->nccl = comm;
+        st->nccl_state = all ? 1 : -1;
+        st->shm = shm;
+    } else {
+        if (shm != MPI_COMM_NULL)
+            PMPI_Comm_free(&shm);
+        c->cs->device = &skewshim_device_nomem_failed;
+    }
+}
+
+int skewshim_device_nccl_ready(skewshim_call *c)
+{
+    if (!c->cs || c->cs->device == &skewshim_device_nomem_failed)
+        return 0;
+    skewshim_device_state *st = skewshim_device_state_get(c->cs);
+    if (st && st->nccl_state != 0)
+        return st->nccl_state > 0;
+    nccl_init(c, st);
+    return st && st->nccl_state > 0;
+}
+
+static int nccl_check(ncclResult_t r, const char *what, int rank)
+{
+    if (r == ncclSuccess)
+        return MPI_SUCCESS;
+    skewshim_device_report(rank, what, ncclGetErrorString(r));
+    return MPI_ERR_OTHER;
+}
+
+#define KEEP_FIRST(rc, expr) do { int rc_ = (expr); if ((rc) == MPI_SUCCESS) (rc) = rc_; } while (0)
+
+int skewshim_run_nccl_fanout(skewshim_call *c)
+{
+    if (!skewshim_device_nccl_ready(c))
+        return skewshim_exec_staged(c, skewshim_device_host_fanout);
+    skewshim_device_state *st = skewshim_device_state_get(c->cs);
+    int me = c->rank, P = c->size, saved;
+    int rc = skewshim_device_enter(st, c, -1, &saved);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const char *sb = c->sendbuf;
+    char *rb = c->recvbuf;
+    memset(&c->stats, 0, sizeof c->stats);
+    c->tmp_bytes = 0;
+
+    uint64_t self = c->sbytes[me] < c->rbytes[me] ? c->sbytes[me] : c->rbytes[me];
+    if (self) {
+        KEEP_FIRST(rc, skewshim_cuda_check(cudaMemcpyAsync(rb + c->roff[me], sb + c->soff[me],
+                                                           (size_t)self, cudaMemcpyDefault,
+                                                           st->stream),
+                                           "cudaMemcpyAsync", me));
+        c->stats.bytes_copied = self;
+    }
+    /* Every op is posted even after an error, so the peers do not wait for
+     * a message that never comes. */
+    KEEP_FIRST(rc, nccl_check(ncclGroupStart(), "ncclGroupStart", me));
+    for (int k = 1; k < P; k++) {
+        int to = (me + k) % P, from = (me - k + P) % P;
+        if (c->rbytes[from])
+            KEEP_FIRST(rc, nccl_check(ncclRecv(rb + c->roff[from], (size_t)c->rbytes[from],
+                                               ncclInt8, from, st->nccl, st->stream),
+                                      "ncclRecv", me));
+        if (c->sbytes[to]) {
+            KEEP_FIRST(rc, nccl_check(ncclSend(sb + c->soff[to], (size_t)c->sbytes[to],
+                                               ncclInt8, to, st->nccl, st->stream),
+                                      "ncclSend", me));
+            c->stats.messages++;
+            c->stats.bytes_sent += c->sbytes[to];
+        }
+    }
+    KEEP_FIRST(rc, nccl_check(ncclGroupEnd(), "ncclGroupEnd", me));
+    KEEP_FIRST(rc, skewshim_cuda_check(cudaStreamSynchronize(st->stream),
+                                       "cudaStreamSynchronize", me));
+    c->stats.rounds = P > 1 ? 1 : 0;
+    skewshim_device_ctr.nccl_calls++;
+    skewshim_device_leave(saved);
+    return rc;
+}
+
+/* Address of one end of a move on this rank; NULL for a bad block index
+ * (a planner bug, caught by the schedule verifier in the tests). */
+static char *end_ptr(const skewshim_call *c, const skewshim_device_state *st,
+                     int loc, int blk, uint64_t off)
+{
+    switch (loc) {
+    case SKEWSHIM_LOC_SEND:
+        if (blk < 0 || blk >= c->size || !c->sendbuf)
+            return NULL;
+        return (char *)c->sendbuf + c->soff[blk] + off;
+    case SKEWSHIM_LOC_RECV:
+        if (blk < 0 || blk >= c->size || !c->recvbuf)
+            return NULL;
+        return (char *)c->recvbuf + c->roff[blk] + off;
+    case SKEWSHIM_LOC_TMP:
+        return st->dtmp ? (char *)st->dtmp + off : NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* Temp growth is agreed: a rank that fails to allocate must not leave its
+ * peers waiting in NCCL.  Every rank sees the same global schedules, so
+ * every rank knows when any rank's temp need rises above what it had before
+ * and all of them take part in the one agreement then (and only then). */
+static int reserve_agreed(skewshim_device_state *st, const skewshim_sched *g, skewshim_call *c)
+{
+    int grow = 0;
+    for (int r = 0; r < c->size; r++) {
+        uint64_t t = g->tmp_bytes ? g->tmp_bytes[r] : 0;
+        if (t > st->tmp_hw[r]) {
+            st->tmp_hw[r] = t;
+            grow = 1;
+        }
+    }
+    if (!grow)
+        return st->dtmp_cap >= st->tmp_hw[c->rank] ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    int ok = skewshim_device_tmp_reserve(st, st->tmp_hw[c->rank], c->rank) == MPI_SUCCESS;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, skewshim_call_pcomm(c));
+    if (ok)
+        return MPI_SUCCESS;
+    /* Forget the marks so the next call agrees again. */
+    memset(st->tmp_hw, 0, (size_t)c->size * sizeof *st->tmp_hw);
+    return MPI_ERR_NO_MEM;
+}
+
+/* Make each stream wait for the other's work so far: the next stage may
+ * read what either stream wrote in this one. */
+static int join_streams(skewshim_device_state *st, int me)
+{
+    int rc = MPI_SUCCESS;
+    KEEP_FIRST(rc, skewshim_cuda_check(cudaEventRecord(st->ev_copy, st->copy_stream), "cudaEventRecord", me));
+    KEEP_FIRST(rc, skewshim_cuda_check(cudaStreamWaitEvent(st->stream, st->ev_copy, 0), "cudaStreamWaitEvent", me));
+    KEEP_FIRST(rc, skewshim_cuda_check(cudaEventRecord(st->ev_main, st->stream), "cudaEventRecord", me));
+    KEEP_FIRST(rc, skewshim_cuda_check(cudaStreamWaitEvent(st->copy_stream, st->ev_main, 0), "cudaStreamWaitEvent", me));
+    return rc;
+}
+
+static int sync_both(skewshim_device_state *st, int me)
+{
+    int rc = MPI_SUCCESS;
+    KEEP_FIRST(rc, skewshim_cuda_check(cudaStreamSynchronize(st->stream), "cudaStreamSynchronize", me));
+    KEEP_FIRST(rc, skewshim_cuda_check(cudaStreamSynchronize(st->copy_stream), "cudaStreamSynchronize", me));
+    return rc;
+}
+
+/* Post this rank's part of one stage [lo, hi). */
+static int run_stage(const skewshim_sched *g, size_t lo, size_t hi, skewshim_call *c,
+                     skewshim_device_state *st, int ipc)
+{
+    int me = c->rank, rc = MPI_SUCCESS;
+    /* Local copies and IPC pushes first: they do not wait for anyone. */
+    for (size_t k = lo; k < hi; k++) {
+        const skewshim_move *m = &g->moves[k];
+        if (m->src != me || m->bytes == 0)
+            continue;
+        char *src = end_ptr(c, st, m->src_loc, m->src_blk, m->src_off);
+        if (m->dst == me) {
+            char *dst = end_ptr(c, st, m->dst_loc, m->dst_blk, m->dst_off);
+            if (!src || !dst) {
+                KEEP_FIRST(rc, MPI_ERR_INTERN);
+                continue;
+            }
+            KEEP_FIRST(rc, skewshim_cuda_check(cudaMemcpyAsync(dst, src, (size_t)m->bytes,
+                                                               cudaMemcpyDefault, st->stream),
+                                               "cudaMemcpyAsync", me));
+        } else if (ipc && skewshim_ipc_move(st, m)) {
+            char *dst = skewshim_ipc_target(st, m);
+            if (!src || !dst) {
+                KEEP_FIRST(rc, MPI_ERR_INTERN);
+                continue;
+            }
+            KEEP_FIRST(rc, skewshim_cuda_check(cudaMemcpyAsync(dst, src, (size_t)m->bytes,
+                                                               cudaMemcpyDefault, st->copy_stream),
+                                               "cudaMemcpyAsync(ipc)", me));
+        }
+    }
+    /* One NCCL group for the rest.  Sends and receives between a pair are
+     * posted in list order on both ends, and NCCL matches a pair's p2p
+     * operations in order. */
+    int grouped = 0;
+    for (size_t k = lo; k < hi; k++) {
+        const skewshim_move *m = &g->moves[k];
+        if (m->src == m->dst || m->bytes == 0 || (m->src != me && m->dst != me))
+            continue;
+        if (ipc && skewshim_ipc_move(st, m))
+            continue;
+        if (!grouped) {
+            KEEP_FIRST(rc, nccl_check(ncclGroupStart(), "ncclGroupStart", me));
+            grouped = 1;
+        }
+        /* A bad address still posts the operation (on a NULL buffer with
+         * the same size would fault): instead post nothing and report; the
+         * schedule verifier makes this unreachable. */
+        if (m->src == me) {
+            char *p = end_ptr(c, st, m->src_loc, m->src_blk, m->src_off);
+            if (!p) {
+                KEEP_FIRST(rc, MPI_ERR_INTERN);
+                continue;
+            }
+            KEEP_FIRST(rc, nccl_check(ncclSend(p, (size_t)m->bytes, ncclInt8, m->dst, st->nccl,
+                                               st->stream), "ncclSend", me));
+        } else {
+            char *p = end_ptr(c, st, m->dst_loc, m->dst_blk, m->dst_off);
+            if (!p) {
+                KEEP_FIRST(rc, MPI_ERR_INTERN);
+                continue;
+            }
+            KEEP_FIRST(rc, nccl_check(ncclRecv(p, (size_t)m->bytes, ncclInt8, m->src, st->nccl,
+                                               st->stream), "ncclRecv", me));
+        }
+    }
+    if (grouped)
+        KEEP_FIRST(rc, nccl_check(ncclGroupEnd(), "ncclGroupEnd", me));
+    KEEP_FIRST(rc, join_streams(st, me));
+    return rc;
+}
+
+int skewshim_exec_device(const skewshim_sched *g, skewshim_call *c)
+{
+    if (g->nranks != c->size)
+        return MPI_ERR_INTERN;           /* same on every rank */
+    if (!skewshim_device_nccl_ready(c))
+        return skewshim_exec_staged_sched(g, c);
+    skewshim_device_state *st = skewshim_device_state_get(c->cs);
+    int me = c->rank, saved;
+    skewshim_sched_rank_stats(g, me, &c->stats);
+    c->tmp_bytes = g->tmp_bytes ? g->tmp_bytes[me] : 0;
+
+    int rc = skewshim_device_enter(st, c, -1, &saved);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int trc = reserve_agreed(st, g, c);
+    if (trc != MPI_SUCCESS) {
+        /* Agreed (or, for a rank-local shortfall that cannot happen after
+         * an agreed growth, at worst local): nothing was posted. */
+        skewshim_device_leave(saved);
+        return trc;
+    }
+    /* Collective over the node; the same answer on every rank of it. */
+    int ipc = skewshim_ipc_prepare(st, c, g, &rc);
+    MPI_Comm node = ipc ? skewshim_ipc_node_comm(st) : MPI_COMM_NULL;
+
+    /* The handle exchange in prepare was a node-wide rendezvous inside this
+     * call, with nothing of ours queued: peers may write into us. */
+    int fenced = 1;
+    size_t lo = 0;
+    while (lo < g->nmoves) {
+        size_t hi = lo;
+        while (hi < g->nmoves && g->moves[hi].stage == g->moves[lo].stage)
+            hi++;
+        /* Decided from the whole stage (not only this rank's moves), so
+         * every rank of the node takes the same barriers. */
+        int has_ipc = 0;
+        for (size_t k = lo; ipc && k < hi && !has_ipc; k++)
+            has_ipc = skewshim_ipc_move(st, &g->moves[k]);
+        if (has_ipc && !fenced) {
+            /* Peers may only write into our temp once we stopped reading
+             * what earlier stages put there. */
+            KEEP_FIRST(rc, sync_both(st, me));
+            PMPI_Barrier(node);
+        }
+        KEEP_FIRST(rc, run_stage(g, lo, hi, c, st, ipc));
+        if (has_ipc) {
+            /* Our pushes landed; after the barrier, so did everyone's. */
+            KEEP_FIRST(rc, sync_both(st, me));
+            PMPI_Barrier(node);
+            fenced = 1;
+        } else {
+            fenced = 0;
+        }
+        lo = hi;
+    }
+    KEEP_FIRST(rc, sync_both(st, me));
+    skewshim_device_ctr.nccl_calls++;
+    if (ipc)
+        skewshim_device_ctr.ipc_calls++;
+    skewshim_device_leave(saved);
+    return rc;
+}
+
+#elif defined(SKEWSHIM_HAVE_CUDA) /* CUDA without NCCL: staging only */
+
+void skewshim_nccl_free(skewshim_device_state *st)
+{
+    (void)st;
+}
+
+int skewshim_device_nccl_ready(skewshim_call *c)
+{
+    (void)c;
+    return 0;
+}
+
+int skewshim_run_nccl_fanout(skewshim_call *c)
+{
+    return skewshim_exec_staged(c, skewshim_device_host_fanout);
+}
+
+int skewshim_exec_device(const skewshim_sched *g, skewshim_call *c)
+{
+    if (g->nranks != c->size)
+        return MPI_ERR_INTERN;
+    return skewshim_exec_staged_sched(g, c);
+}
+
+#else /* no CUDA */
+
+int skewshim_device_nccl_ready(skewshim_call *c)
+{
+    (void)c;
+    return 0;
+}
+
+int skewshim_run_nccl_fanout(skewshim_call *c)
+{
+    (void)c;
+    return MPI_ERR_OTHER;
+}
+
+int skewshim_exec_device(const skewshim_sched *g, skewshim_call *c)
+{
+    (void)g;
+    (void)c;
+    return MPI_ERR_OTHER;
+}
+
+#endif
