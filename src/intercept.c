@@ -53,7 +53,7 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    skewshim_count_fallback(SKEWSHIM_REASON_LARGE_COUNT);
+    skewshim_count_fallback(SKEWSHIM_REASON_LARGE_COUNT, comm);
     return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                             rdispls, recvtype, comm);
 }

@@ -43,8 +43,11 @@ const char *skewshim_reason_name(skewshim_reason r)
     return reason_names[r];
 }
 
-void skewshim_count_fallback(skewshim_reason r)
+void skewshim_count_fallback(skewshim_reason r, MPI_Comm comm)
 {
+    int rank = 0;
+    if (comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank != 0)
+        return;
     pthread_mutex_lock(&skewshim_g.lock);
     if (r == SKEWSHIM_REASON_LARGE_COUNT)
         skewshim_g.totals.large_count_calls++;
@@ -242,13 +245,16 @@ static void account(skewshim_call *c, skewshim_reason reason, double t)
     if (c->sbytes)
         for (int j = 0; j < c->size; j++)
             sent += c->sbytes[j];
+    /* Calls are counted once per communicator (by its rank 0), since the
+     * summary sums over ranks; bytes sum and time maxes are per rank. */
+    int counter = c->rank == 0;
     pthread_mutex_lock(&skewshim_g.lock);
-    skewshim_g.totals.calls[c->algo]++;
+    skewshim_g.totals.calls[c->algo] += (uint64_t)counter;
     skewshim_g.totals.time[c->algo] += t;
     skewshim_g.totals.bytes[c->algo] += sent;
     if (reason != SKEWSHIM_REASON_NONE)
-        skewshim_g.totals.fallbacks[reason]++;
-    if (c->info.cache_hit >= 0) {
+        skewshim_g.totals.fallbacks[reason] += (uint64_t)counter;
+    if (counter && c->info.cache_hit >= 0) {
         skewshim_g.totals.plan_cache_lookups++;
         skewshim_g.totals.plan_cache_hits += (uint64_t)c->info.cache_hit;
     }
@@ -258,6 +264,8 @@ static void account(skewshim_call *c, skewshim_reason reason, double t)
 
 static int pass_through(skewshim_call *c, skewshim_reason reason)
 {
+    if (!c->cs && c->comm != MPI_COMM_NULL && PMPI_Comm_rank(c->comm, &c->rank) != MPI_SUCCESS)
+        c->rank = 0;
     int rc = PMPI_Alltoallv(c->sendbuf, c->scounts, c->sdispls, c->stype, c->recvbuf, c->rcounts,
                             c->rdispls, c->rtype, c->comm);
     c->algo = SKEWSHIM_ALGO_NATIVE;

@@ -114,15 +114,19 @@ static skewshim_comm *create(MPI_Comm comm)
         free(cs);
         return NULL;
     }
-    /* A job-wide id: the same on every member, distinct from every other
-     * communicator this process has seen. */
+    /* A job-wide id, the same on every member: the world rank of the
+     * communicator's rank 0 and a sequence number agreed by its members.
+     * Disjoint communicators created at once (one MPI_Comm_split) differ by
+     * their leader. */
     pthread_mutex_lock(&skewshim_g.lock);
-    int mine = skewshim_g.next_comm_id;
+    int v[2] = {skewshim_g.next_comm_id, cs->rank == 0 ? skewshim_g.world_rank : 0};
     pthread_mutex_unlock(&skewshim_g.lock);
-    PMPI_Allreduce(&mine, &cs->id, 1, MPI_INT, MPI_MAX, cs->pcomm);
+    int agreed[2];
+    PMPI_Allreduce(v, agreed, 2, MPI_INT, MPI_MAX, cs->pcomm);
+    cs->id = (int)(((unsigned)agreed[1] << 16 | ((unsigned)agreed[0] & 0xffffu)) & 0x7fffffffu);
     pthread_mutex_lock(&skewshim_g.lock);
-    if (skewshim_g.next_comm_id <= cs->id)
-        skewshim_g.next_comm_id = cs->id + 1;
+    if (skewshim_g.next_comm_id <= agreed[0])
+        skewshim_g.next_comm_id = agreed[0] + 1;
     pthread_mutex_unlock(&skewshim_g.lock);
 
     cs->scratch = malloc(4 * (size_t)cs->size * sizeof(uint64_t));
@@ -171,16 +175,21 @@ void skewshim_comm_flush_all(void)
     if (n == 0)
         return;
     MPI_Request *req = malloc(2 * (size_t)n * sizeof *req);
-    if (!req)
+    MPI_Status *st = malloc(2 * (size_t)n * sizeof *st);
+    if (!req || !st) {
+        free(req);
+        free(st);
         return;
+    }
     int k = 0;
     for (skewshim_comm *cs = live_head; cs && k < n; cs = cs->next, k++)
         skewshim_ring_flush_start(&cs->ring, cs->pcomm, cs->rank, &req[2 * k]);
-    PMPI_Waitall(2 * k, req, MPI_STATUSES_IGNORE);
+    PMPI_Waitall(2 * k, req, st);
     k = 0;
     for (skewshim_comm *cs = live_head; cs && k < n; cs = cs->next, k++)
         skewshim_ring_flush_finish(&cs->ring, cs->rank);
     free(req);
+    free(st);
 }
 
 void skewshim_comm_free_all(void)

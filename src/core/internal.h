@@ -73,6 +73,6 @@ void skewshim_plan_cache_free(void *cache);
 /* api.c */
 void skewshim_set_last(const skewshim_call *c, skewshim_reason reason);
 
-void skewshim_count_fallback(skewshim_reason r);
+void skewshim_count_fallback(skewshim_reason r, MPI_Comm comm);
 
 #endif

@@ -20,6 +20,7 @@
 
 typedef struct reqs {
     MPI_Request *r;
+    MPI_Status *st;         /* a real array: MPICH's MPI_STATUSES_IGNORE trips gcc's bounds check */
     size_t n, cap;
 } reqs;
 
@@ -31,6 +32,10 @@ static MPI_Request *next_req(reqs *q)
         if (!r)
             return NULL;
         q->r = r;
+        MPI_Status *st = realloc(q->st, cap * sizeof *st);
+        if (!st)
+            return NULL;
+        q->st = st;
         q->cap = cap;
     }
     return &q->r[q->n++];
@@ -101,12 +106,13 @@ int skewshim_exec_host(const skewshim_sched *s, int rank,
                         src_addr(m, sendbuf, soff, recvbuf, roff, tmp), m->bytes);
         }
         if (q.n) {
-            int wrc = PMPI_Waitall((int)q.n, q.r, MPI_STATUSES_IGNORE);
+            int wrc = PMPI_Waitall((int)q.n, q.r, q.st);
             if (rc == MPI_SUCCESS)
                 rc = wrc;
         }
         a = b;
     }
     free(q.r);
+    free(q.st);
     return rc;
 }

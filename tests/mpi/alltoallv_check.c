@@ -1,0 +1,272 @@
+/* The correctness harness: every schedule byte for byte against
+ * PMPI_Alltoallv.  For each (communicator, datatype, workload, seed) it
+ * fills a receive buffer whose blocks sit at permuted displacements with
+ * gaps between them, poisons the whole buffer, runs MPI_Alltoallv (through
+ * the shim, linked in) and PMPI_Alltoallv on identical copies and compares
+ * the WHOLE buffers: any byte written outside a receive block, or any block
+ * wrong, differs.  Options select the algorithm (skewshim_force_algorithm),
+ * parameters, workloads, types and communicators; --expect checks that the
+ * algorithm really ran (or fell back for the expected reason), so a silent
+ * fallback can never pass for a result. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "skewshim.h"
+#include "workload.h"
+
+typedef struct opts {
+    const char *algo;
+    const char *expect;          /* algorithm name, or "fallback:REASON" */
+    char workloads[512];
+    char types[128];
+    char comms[128];
+    uint64_t S;                  /* max elements per block */
+    int seeds;
+    int verbose;
+} opts;
+
+static int rank_w, size_w;
+static long cases, failures;
+
+static void die(const char *msg)
+{
+    fprintf(stderr, "alltoallv_check: %s\n", msg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static MPI_Datatype make_type(const char *name, int *expect_noncontig)
+{
+    MPI_Datatype t;
+    *expect_noncontig = 0;
+    if (!strcmp(name, "byte"))
+        return MPI_BYTE;
+    if (!strcmp(name, "int"))
+        return MPI_INT;
+    if (!strcmp(name, "double"))
+        return MPI_DOUBLE;
+    if (!strcmp(name, "contig")) {
+        MPI_Type_contiguous(3, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        return t;
+    }
+    if (!strcmp(name, "vector")) {
+        MPI_Type_vector(2, 1, 2, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        *expect_noncontig = 1;
+        return t;
+    }
+    die("unknown type");
+    return MPI_DATATYPE_NULL;
+}
+
+static int check_expect(const opts *o, int noncontig, const char *what)
+{
+    skewshim_last l;
+    skewshim_last_call(&l);
+    const char *want = o->expect;
+    char buf[64];
+    if (noncontig)
+        want = "fallback:noncontiguous_type";
+    if (!want)
+        return 1;
+    if (!strncmp(want, "fallback:", 9)) {
+        if (strcmp(l.reason, want + 9)) {
+            fprintf(stderr, "[%d] %s: expected fallback '%s', got algorithm %s reason '%s'\n",
+                    rank_w, what, want + 9, skewshim_algorithm_name(l.algorithm), l.reason);
+            return 0;
+        }
+        return 1;
+    }
+    snprintf(buf, sizeof buf, "%s", skewshim_algorithm_name(l.algorithm));
+    if (strcmp(buf, want) || l.fallback_reason) {
+        fprintf(stderr, "[%d] %s: expected %s to run, got %s (fallback '%s')\n", rank_w, what,
+                want, buf, l.reason);
+        return 0;
+    }
+    return 1;
+}
+
+/* One case on one communicator. */
+static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Datatype dt,
+                     const char *tname, int noncontig, const skewshim_wl *w)
+{
+    int P, me;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &me);
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(dt, &lb, &ext);
+    uint64_t *counts = malloc((size_t)P * P * sizeof *counts);
+    int *sc = malloc(4 * (size_t)P * sizeof(int));
+    int *sd = sc + P, *rc = sc + 2 * P, *rd = sc + 3 * P;
+    if (!counts || !sc)
+        die("out of memory");
+    skewshim_wl_matrix(w, P, counts);
+    /* Displacements: blocks in a permuted order with a gap of 0..2
+     * elements before each, so misplaced writes land in poisoned gaps. */
+    uint64_t seed = mix(w->seed ^ (uint64_t)P);
+    long spos = 0, rpos = 0;
+    for (int k = 0; k < P; k++) {
+        int j = (int)((k * 7 + (int)(seed % (uint64_t)P)) % P);
+        if (P % 7 == 0)
+            j = (k + (int)(seed % (uint64_t)P)) % P;
+        sc[j] = (int)counts[(size_t)me * P + j];
+        spos += (long)(mix(seed + (uint64_t)k) % 3);
+        sd[j] = (int)spos;
+        spos += sc[j];
+        rc[j] = (int)counts[(size_t)j * P + me];
+        rpos += (long)(mix(seed + 100 + (uint64_t)k) % 3);
+        rd[j] = (int)rpos;
+        rpos += rc[j];
+    }
+    size_t sbytes = (size_t)(spos + 2) * (size_t)ext, rbytes = (size_t)(rpos + 2) * (size_t)ext;
+    unsigned char *sbuf = malloc(sbytes), *r1 = malloc(rbytes), *r2 = malloc(rbytes);
+    if (!sbuf || !r1 || !r2)
+        die("out of memory");
+    for (size_t i = 0; i < sbytes; i++)
+        sbuf[i] = (unsigned char)mix(((uint64_t)me << 40) ^ i ^ seed);
+    memset(r1, 0xA5, rbytes);
+    memset(r2, 0xA5, rbytes);
+    int erc = MPI_Alltoallv(sbuf, sc, sd, dt, r1, rc, rd, dt, comm);
+    char what[256];
+    snprintf(what, sizeof what, "comm=%s P=%d type=%s workload=%s S=%llu seed=%llu", cname, P,
+             tname, skewshim_wl_name(w->kind), (unsigned long long)w->S,
+             (unsigned long long)w->seed);
+    int ok = erc == MPI_SUCCESS && check_expect(o, noncontig, what);
+    PMPI_Alltoallv(sbuf, sc, sd, dt, r2, rc, rd, dt, comm);
+    if (memcmp(r1, r2, rbytes)) {
+        size_t i = 0;
+        while (r1[i] == r2[i])
+            i++;
+        fprintf(stderr, "[%d] %s: receive buffer differs from PMPI_Alltoallv at byte %zu of %zu\n",
+                rank_w, what, i, rbytes);
+        ok = 0;
+    }
+    int all;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    cases++;
+    if (!all) {
+        failures++;
+        if (me == 0)
+            fprintf(stderr, "FAIL %s\n", what);
+    } else if (o->verbose && me == 0) {
+        printf("pass %s\n", what);
+    }
+    free(sbuf);
+    free(r1);
+    free(r2);
+    free(counts);
+    free(sc);
+}
+
+static void for_each_case(const opts *o, MPI_Comm comm, const char *cname)
+{
+    char tl[128], wl[512];
+    snprintf(tl, sizeof tl, "%s", o->types);
+    char *tsave = NULL;
+    for (char *tn = strtok_r(tl, ",", &tsave); tn; tn = strtok_r(NULL, ",", &tsave)) {
+        int noncontig;
+        MPI_Datatype dt = make_type(tn, &noncontig);
+        snprintf(wl, sizeof wl, "%s", o->workloads);
+        char *save = NULL;
+        for (char *wn = strtok_r(wl, ",", &save); wn; wn = strtok_r(NULL, ",", &save)) {
+            int kind = skewshim_wl_from_name(wn);
+            if (kind < 0)
+                die("unknown workload");
+            for (int s = 0; s < o->seeds; s++) {
+                skewshim_wl w = {.kind = kind, .S = o->S, .param = 0, .seed = (uint64_t)s + 1,
+                                 .topk = 2};
+                run_case(o, comm, cname, dt, tn, noncontig, &w);
+            }
+        }
+        if (dt != MPI_BYTE && dt != MPI_INT && dt != MPI_DOUBLE)
+            MPI_Type_free(&dt);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_w);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_w);
+    opts o = {.S = 24, .seeds = 2};
+    snprintf(o.workloads, sizeof o.workloads, "uniform,zero,hot_send,hot_recv");
+    snprintf(o.types, sizeof o.types, "byte,int");
+    snprintf(o.comms, sizeof o.comms, "world");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--algo") && v) { o.algo = v; i++; }
+        else if (!strcmp(a, "--expect") && v) { o.expect = v; i++; }
+        else if (!strcmp(a, "--workloads") && v) { snprintf(o.workloads, sizeof o.workloads, "%s", v); i++; }
+        else if (!strcmp(a, "--types") && v) { snprintf(o.types, sizeof o.types, "%s", v); i++; }
+        else if (!strcmp(a, "--comms") && v) { snprintf(o.comms, sizeof o.comms, "%s", v); i++; }
+        else if (!strcmp(a, "--S") && v) { o.S = strtoull(v, NULL, 10); i++; }
+        else if (!strcmp(a, "--seeds") && v) { o.seeds = atoi(v); i++; }
+        else if (!strcmp(a, "--param") && v) {
+            char k[128];
+            snprintf(k, sizeof k, "%s", v);
+            char *eq = strchr(k, '=');
+            if (!eq) die("--param wants name=value");
+            *eq = 0;
+            if (skewshim_set_param(k, eq + 1)) die("bad --param");
+            i++;
+        }
+        else if (!strcmp(a, "-v")) o.verbose = 1;
+        else {
+            if (rank_w == 0)
+                fprintf(stderr, "usage: alltoallv_check [--algo NAME] [--expect NAME|fallback:REASON] "
+                                "[--workloads a,b] [--types byte,int,double,contig,vector] "
+                                "[--comms world,dup,split,reverse] [--S N] [--seeds N] "
+                                "[--param k=v] [-v]\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    if (o.algo && skewshim_force_algorithm(o.algo))
+        die("unknown algorithm");
+    if (o.algo && !o.expect && strcmp(o.algo, "auto"))
+        o.expect = o.algo;
+
+    char cl[128];
+    snprintf(cl, sizeof cl, "%s", o.comms);
+    char *save = NULL;
+    for (char *cn = strtok_r(cl, ",", &save); cn; cn = strtok_r(NULL, ",", &save)) {
+        MPI_Comm c = MPI_COMM_NULL;
+        if (!strcmp(cn, "world"))
+            c = MPI_COMM_WORLD;
+        else if (!strcmp(cn, "dup"))
+            MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        else if (!strcmp(cn, "split"))       /* two halves run side by side */
+            MPI_Comm_split(MPI_COMM_WORLD, rank_w % 2, rank_w, &c);
+        else if (!strcmp(cn, "reverse"))     /* ranks renumbered backwards */
+            MPI_Comm_split(MPI_COMM_WORLD, 0, size_w - rank_w, &c);
+        else
+            die("unknown communicator");
+        for_each_case(&o, c, cn);
+        if (c != MPI_COMM_WORLD)
+            MPI_Comm_free(&c);
+    }
+    long tot[2] = {cases, failures}, all[2];
+    MPI_Reduce(tot, all, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank_w == 0)
+        printf("alltoallv_check: algo=%s %ld cases (rank-sum), %ld failed\n",
+               o.algo ? o.algo : "policy", all[0], all[1]);
+    int bad = failures > 0, anybad;
+    MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return anybad ? 1 : 0;
+}

@@ -1,0 +1,73 @@
+/* MPI_THREAD_MULTIPLE: threads exchanging on their own communicators at the
+ * same time, each result checked. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define THREADS 3
+#define ITERS 200
+
+static int errors;
+
+static void *worker(void *arg)
+{
+    MPI_Comm c = *(MPI_Comm *)arg;
+    int P, me;
+    MPI_Comm_size(c, &P);
+    MPI_Comm_rank(c, &me);
+    int *sc = malloc(4 * sizeof(int) * (size_t)P), *sd = sc + P, *rc = sc + 2 * P, *rd = sc + 3 * P;
+    int *sb = malloc(sizeof(int) * 8 * (size_t)P), *rb = malloc(sizeof(int) * 8 * (size_t)P);
+    for (int it = 0; it < ITERS; it++) {
+        for (int j = 0; j < P; j++) {
+            sc[j] = 1 + (me + j + it) % 7;
+            sd[j] = 8 * j;
+            rc[j] = 1 + (j + me + it) % 7;
+            rd[j] = 8 * j;
+            for (int k = 0; k < sc[j]; k++)
+                sb[8 * j + k] = (me << 20) | (j << 10) | (it + k) % 1024;
+        }
+        MPI_Alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, MPI_INT, c);
+        for (int j = 0; j < P; j++)
+            for (int k = 0; k < rc[j]; k++)
+                if (rb[8 * j + k] != ((j << 20) | (me << 10) | (it + k) % 1024))
+                    __atomic_add_fetch(&errors, 1, __ATOMIC_SEQ_CST);
+    }
+    free(sc);
+    free(sb);
+    free(rb);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        printf("threads: MPI_THREAD_MULTIPLE not provided; skipped\n");
+        MPI_Finalize();
+        return 77;
+    }
+    MPI_Comm comm[THREADS];
+    for (int t = 0; t < THREADS; t++)
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm[t]);
+    pthread_t th[THREADS];
+    for (int t = 0; t < THREADS; t++)
+        pthread_create(&th[t], NULL, worker, &comm[t]);
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < THREADS; t++)
+        MPI_Comm_free(&comm[t]);
+    int all;
+    MPI_Allreduce(&errors, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0)
+        printf("threads: %d threads x %d calls, %d wrong elements\n", THREADS, ITERS, all);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
