@@ -263,23 +263,44 @@ int skewshim_plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
     ks = malloc(((size_t)bvn.nstages + 1) * sizeof *ks);
     if (!ks)
         goto done;
-    int nreal = 0;
+    /* A stage whose largest tile moves in less time than one latency costs
+     * more in synchronisation than it carries (long tails of tiny stages on
+     * sparse or very skewed matrices).  Such light stages are merged into
+     * one last stage: still peer lanes, no longer one-to-one between nodes,
+     * which is harmless at that size.  Off when the model is unset. */
+    double light_bytes = 0.0;
+    if (p && p->model_latency > 0 && p->model_inter_bw > 0)
+        light_bytes = p->model_latency * p->model_inter_bw * (double)Q;
+    int nreal = 0, nlight = 0;
     size_t nent = 0;
     memcpy(rem, D, NN * sizeof *rem);
     for (int k = 0; k < bvn.nstages; k++) {
         int real = 0;
+        uint64_t biggest = 0;
         for (int a = 0; a < N; a++) {
             int b = bvn.perm[(size_t)k * N + a];
             size_t e = (size_t)a * N + b;
             if (a == b || !rem[e])
                 continue;
-            rem[e] -= rem[e] < bvn.weight[k] ? rem[e] : bvn.weight[k];
+            uint64_t r = rem[e] < bvn.weight[k] ? rem[e] : bvn.weight[k];
+            rem[e] -= r;
+            if (r > biggest) biggest = r;
             cnt[e + 1]++;
             nent++;
             real = 1;
         }
-        ks[k] = real ? nreal++ : -1;
+        if (real && (double)biggest < light_bytes) {
+            ks[k] = -2;
+            nlight++;
+        } else {
+            ks[k] = real ? nreal++ : -1;
+        }
     }
+    for (int k = 0; k < bvn.nstages; k++)
+        if (ks[k] == -2)
+            ks[k] = nreal;
+    if (nlight)
+        nreal++;
     if (redist_stage(&c, nreal) > 65535)
         goto done;
     for (size_t e = 0; e < NN; e++)

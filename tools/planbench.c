@@ -1,0 +1,124 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L   /* clock_gettime */
+#endif
+
+/* skewshim-planbench: how long the global planners take to build a schedule,
+ * one thread, no MPI, next to the scheduler runtimes the FAST paper reports
+ * (section 4.4 / Fig. 16: 25 us for 4 servers, 221 us for 8, 805 us for 12,
+ * 77 ms for 40, 8 GPUs each).  Median of many runs, each on a fresh
+ * schedule, so allocation is part of what is timed, as it is in the shim. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "plan.h"
+#include "workload.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct stats {
+    double median, min, max;
+    int ok;
+} stats;
+
+static stats time_planner(skewshim_global_planner fn, const skewshim_matrix *m,
+                          const skewshim_topo *t, const skewshim_params *p, int nics,
+                          double budget_s, int max_runs)
+{
+    stats st = { 0, 0, 0, 0 };
+    double *samples = malloc((size_t)max_runs * sizeof *samples);
+    if (!samples)
+        return st;
+    int n = 0;
+    double start = now();
+    while (n < max_runs && (n < 5 || now() - start < budget_s)) {
+        skewshim_sched s;
+        if (skewshim_sched_init(&s, m->nranks, -1))
+            break;
+        double t0 = now();
+        int rc = fn(m, t, p, nics, &s, NULL);
+        double dt = now() - t0;
+        skewshim_sched_free(&s);
+        if (rc) {
+            free(samples);
+            return st;
+        }
+        samples[n++] = dt;
+    }
+    qsort(samples, (size_t)n, sizeof *samples, cmp_double);
+    st.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+    st.min = samples[0];
+    st.max = samples[n - 1];
+    st.ok = n > 0;
+    free(samples);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    double budget = 2.0;    /* seconds per measurement, at least 5 runs */
+    int seed = 1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--budget")) budget = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--seed")) seed = atoi(argv[i + 1]);
+        else {
+            fprintf(stderr, "usage: skewshim-planbench [--budget seconds] [--seed N]\n");
+            return 2;
+        }
+    }
+    static const int servers[] = { 4, 8, 12, 40 };
+    static const double paper_us[] = { 25.0, 221.0, 805.0, 77000.0 };
+    static const int kinds[] = { SKEWSHIM_WL_UNIFORM, SKEWSHIM_WL_ZIPF };
+    const int Q = 8;
+    skewshim_params p;
+    memset(&p, 0, sizeof p);
+    p.fast_pipeline = 1;
+    p.sabre_alpha = 1.05;
+    p.sabre_mtm_threshold = 2.2;
+
+    printf("# plan time, one thread, median (min..max) of runs within %.1f s; 8 GPUs per server\n",
+           budget);
+    printf("%7s %5s %-7s %12s %22s %10s %9s %12s\n", "servers", "GPUs", "matrix",
+           "fast_us", "(min..max)", "paper_us", "speedup", "sabre_us");
+    int rc = 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        for (size_t a = 0; a < sizeof servers / sizeof *servers; a++) {
+            int P = servers[a] * Q;
+            skewshim_topo t;
+            skewshim_matrix m;
+            skewshim_wl w = { .kind = kinds[k], .S = 100000000ull,
+                              .param = kinds[k] == SKEWSHIM_WL_ZIPF ? 0.8 : 0,
+                              .seed = (uint64_t)seed, .topk = 2 };
+            if (skewshim_topo_blocks(&t, P, Q) || skewshim_matrix_alloc(&m, P) ||
+                skewshim_wl_matrix(&w, P, m.b))
+                return 1;
+            stats f = time_planner(skewshim_plan_fast, &m, &t, &p, Q, budget, 100000);
+            stats s = time_planner(skewshim_plan_sabre, &m, &t, &p, Q, budget, 100000);
+            if (!f.ok) rc = 1;
+            char range[48];
+            snprintf(range, sizeof range, "(%.1f..%.1f)", f.min * 1e6, f.max * 1e6);
+            printf("%7d %5d %-7s %12.1f %22s %10.0f %8.1fx %12.1f\n", servers[a], P,
+                   kinds[k] == SKEWSHIM_WL_ZIPF ? "zipf0.8" : "random", f.median * 1e6, range,
+                   paper_us[a], f.ok ? paper_us[a] / (f.median * 1e6) : 0.0,
+                   s.ok ? s.median * 1e6 : -1.0);
+            fflush(stdout);
+            skewshim_matrix_free(&m);
+            skewshim_topo_free(&t);
+        }
+    return rc;
+}
