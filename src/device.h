@@ -46,12 +46,18 @@ int skewshim_device_nccl_ready(skewshim_call *c);
  * the host when NCCL is not ready. */
 int skewshim_run_nccl_fanout(skewshim_call *c);
 
-/* Run this rank's moves of a global schedule on device buffers: per stage
- * one NCCL group for inter-rank moves, CUDA IPC pushes for moves within a
- * node when every rank of the node could map its peers' buffers, device
- * copies for local moves.  Sets c->stats and c->tmp_bytes.  Staged through
- * the host (skewshim_exec_host) when NCCL is not ready. */
-int skewshim_exec_device(const skewshim_sched *global, skewshim_call *c);
+/* Run this rank's moves of a schedule on device buffers: per stage one
+ * NCCL group for inter-rank moves, CUDA IPC pushes for moves within a node
+ * when every rank of the node could map its peers' buffers, device copies
+ * for local moves.  s is a global schedule (rank -1) or this rank's slice
+ * (skewshim_sched_slice).  A global schedule costs no extra collective: the
+ * temp growth and the node's barrier stages are derived from it alike on
+ * every rank; a slice adds one tiny reduction over the private
+ * communicator (temp allocation agreed) and, when IPC is in play, two over
+ * the node.  Sets c->tmp_bytes, and c->stats for a global schedule (a
+ * slice carries this rank's stats already).  Staged through the host
+ * (skewshim_exec_host) when NCCL is not ready. */
+int skewshim_exec_device(const skewshim_sched *s, skewshim_call *c);
 
 /* Host staging: copy the send blocks to pinned host memory, run host_run on
  * a copy of *c whose buffers are the staged ones (packed: soff / roff and,
@@ -59,8 +65,9 @@ int skewshim_exec_device(const skewshim_sched *global, skewshim_call *c);
  * receive blocks back.  host_run must use sbytes/soff/rbytes/roff (or the
  * counts and displacements) of the call it is given, never the original's. */
 int skewshim_exec_staged(skewshim_call *c, int (*host_run)(skewshim_call *));
-/* The same with skewshim_exec_host of a global schedule as the host run. */
-int skewshim_exec_staged_sched(const skewshim_sched *global, skewshim_call *c);
+/* The same with skewshim_exec_host of a schedule (global or this rank's
+ * slice) as the host run. */
+int skewshim_exec_staged_sched(const skewshim_sched *s, skewshim_call *c);
 /* Host fan-out on the private communicator (every pair directly, messages
  * cut at 1 GiB): the host run behind a staged nccl_fanout. */
 int skewshim_device_host_fanout(skewshim_call *c);
@@ -126,9 +133,10 @@ int skewshim_device_tmp_reserve(skewshim_device_state *st, uint64_t bytes, int r
 double skewshim_device_now(void);
 
 /* CUDA IPC (src/exec/device_ipc.c).  prepare is collective over the node
- * communicator of the call (built on first use).  It returns 1 when pushes
- * within the node are possible this call, 0 when not (then inter-rank moves
- * within the node go through NCCL), the same on every rank of the node. */
+ * communicator of the call (built on first use); the schedule is a global
+ * one or this rank's slice.  It returns 1 when pushes within the node are
+ * possible this call, 0 when not (then inter-rank moves within the node go
+ * through NCCL), the same on every rank of the node. */
 int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_call *c,
                          const skewshim_sched *global, int *rc);
 /* Whether the move (src, dst both != each other) is an IPC push this call;
@@ -136,6 +144,9 @@ int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_call *c,
 int skewshim_ipc_move(const skewshim_device_state *st, const skewshim_move *m);
 /* Address in the peer's mapped receive block / temp for a push. */
 void *skewshim_ipc_target(const skewshim_device_state *st, const skewshim_move *m);
+/* Stages of this call (agreed over the node) and which of them push inside
+ * the node (those take node barriers); 0 when IPC is off this call. */
+int skewshim_ipc_stages(const skewshim_device_state *st, const unsigned char **stage_ipc);
 MPI_Comm skewshim_ipc_node_comm(const skewshim_device_state *st);
 void skewshim_ipc_free(skewshim_device_state *st);
 /* NCCL (src/exec/device_nccl.c): destroy st's communicator. */

@@ -64,6 +64,9 @@ struct skewshim_ipc_state {
     ipc_info *info;               /* [nq] */
     uint64_t *roff;               /* [nq * P] receivers' block displacements */
     char **recv_map, **tmp_map;   /* [nq] mapped addresses, NULL when none */
+    int nst;                      /* stages of this call, agreed over the node */
+    unsigned char *stage_ipc;     /* [nst] 1: some push inside the node */
+    int stage_cap;
 };
 
 /* ---- process-wide cache of mapped handles -------------------------------- */
@@ -192,6 +195,7 @@ static void node_free(struct skewshim_ipc_state *s)
     free(s->roff);
     free(s->recv_map);
     free(s->tmp_map);
+    free(s->stage_ipc);
 }
 
 void skewshim_ipc_free(skewshim_device_state *st)
@@ -292,6 +296,21 @@ static void publish(skewshim_device_state *st, skewshim_call *c, ipc_info *mine)
     }
 }
 
+static int stage_room(struct skewshim_ipc_state *s, int nst)
+{
+    if (nst <= s->stage_cap)
+        return 0;
+    unsigned char *n = realloc(s->stage_ipc, (size_t)nst);
+    if (!n)
+        return -1;
+    s->stage_ipc = n;
+    s->stage_cap = nst;
+    return 0;
+}
+
+/* Works on a global schedule (every rank's moves: the node's decisions are
+ * computed locally, identically everywhere) and on one rank's slice (then
+ * they are agreed with small reductions over the node). */
 int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_call *c,
                          const skewshim_sched *g, int *rc)
 {
@@ -301,14 +320,26 @@ int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_call *c,
     if (s->dead || s->nq <= 1)
         return 0;
     s->on = 0;
-    /* Every rank of the node sees the same schedule and membership, so
-     * they all skip the exchange together when nothing moves inside it. */
-    int cand = 0;
-    for (size_t k = 0; k < g->nmoves && !cand; k++) {
+    s->nst = 0;
+    int global = g->rank < 0;
+    int cand = 0, nst = 0;
+    for (size_t k = 0; k < g->nmoves; k++) {
         const skewshim_move *m = &g->moves[k];
-        cand = m->src != m->dst && m->bytes && s->local_of[m->src] >= 0
-               && s->local_of[m->dst] >= 0;
+        if (m->stage + 1 > nst)
+            nst = m->stage + 1;
+        if (!cand && m->src != m->dst && m->bytes && m->src >= 0 && m->src < s->P
+            && m->dst >= 0 && m->dst < s->P && s->local_of[m->src] >= 0
+            && s->local_of[m->dst] >= 0)
+            cand = 1;
     }
+    if (!global) {
+        int v[2] = {cand, nst};
+        PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, s->node);
+        cand = v[0];
+        nst = v[1];
+    }
+    /* The same on every rank of the node (same schedule and membership, or
+     * agreed above): all skip the exchange together. */
     if (!cand)
         return 0;
 
@@ -318,7 +349,7 @@ int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_call *c,
     PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, s->info, (int)sizeof mine, MPI_BYTE, s->node);
     PMPI_Allgather(c->roff, c->size, MPI_UINT64_T, s->roff, c->size, MPI_UINT64_T, s->node);
 
-    int ok = mine.ok;
+    int ok = mine.ok && stage_room(s, nst) == 0;
     for (int i = 0; i < s->nq; i++) {
         s->recv_map[i] = s->tmp_map[i] = NULL;
         if (i == s->me || !ok)
@@ -344,9 +375,31 @@ int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_call *c,
         }
     }
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, s->node);
-    s->on = ok;
+    if (!ok)
+        return 0;
+    s->on = 1;
+    s->nst = nst;
+    /* Stages with a push inside the node take barriers; both ends of a push
+     * see it, so on a slice the node-wide union is the right set. */
+    memset(s->stage_ipc, 0, (size_t)nst);
+    for (size_t k = 0; k < g->nmoves; k++)
+        if (skewshim_ipc_move(st, &g->moves[k]))
+            s->stage_ipc[g->moves[k].stage] = 1;
+    if (!global && nst > 0)
+        PMPI_Allreduce(MPI_IN_PLACE, s->stage_ipc, nst, MPI_UNSIGNED_CHAR, MPI_MAX, s->node);
     (void)rc;   /* failures here mean "no IPC", never a failed call */
-    return ok;
+    return 1;
+}
+
+int skewshim_ipc_stages(const skewshim_device_state *st, const unsigned char **stage_ipc)
+{
+    const struct skewshim_ipc_state *s = st->ipc;
+    if (!s || s->dead || !s->on) {
+        *stage_ipc = NULL;
+        return 0;
+    }
+    *stage_ipc = s->stage_ipc;
+    return s->nst;
 }
 
 int skewshim_ipc_move(const skewshim_device_state *st, const skewshim_move *m)

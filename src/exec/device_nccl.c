@@ -226,12 +226,27 @@ static char *end_ptr(const skewshim_call *c, const skewshim_device_state *st,
     }
 }
 
+/* This rank's temp need. */
+static uint64_t own_tmp(const skewshim_sched *g, int me)
+{
+    if (!g->tmp_bytes)
+        return 0;
+    return g->rank < 0 ? g->tmp_bytes[me] : g->tmp_bytes[0];
+}
+
 /* Temp growth is agreed: a rank that fails to allocate must not leave its
- * peers waiting in NCCL.  Every rank sees the same global schedules, so
- * every rank knows when any rank's temp need rises above what it had before
- * and all of them take part in the one agreement then (and only then). */
+ * peers waiting in NCCL.  With a global schedule every rank sees every
+ * rank's need, so all know when any rank's need rises above what it had
+ * before and all take part in the one agreement then (and only then).  A
+ * slice shows only our own need, so it is agreed every call. */
 static int reserve_agreed(skewshim_device_state *st, const skewshim_sched *g, skewshim_call *c)
 {
+    int me = c->rank;
+    if (g->rank >= 0) {
+        int ok = skewshim_device_tmp_reserve(st, own_tmp(g, me), me) == MPI_SUCCESS;
+        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, skewshim_call_pcomm(c));
+        return ok ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    }
     int grow = 0;
     for (int r = 0; r < c->size; r++) {
         uint64_t t = g->tmp_bytes ? g->tmp_bytes[r] : 0;
@@ -241,8 +256,8 @@ static int reserve_agreed(skewshim_device_state *st, const skewshim_sched *g, sk
         }
     }
     if (!grow)
-        return st->dtmp_cap >= st->tmp_hw[c->rank] ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    int ok = skewshim_device_tmp_reserve(st, st->tmp_hw[c->rank], c->rank) == MPI_SUCCESS;
+        return st->dtmp_cap >= st->tmp_hw[me] ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    int ok = skewshim_device_tmp_reserve(st, st->tmp_hw[me], me) == MPI_SUCCESS;
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, skewshim_call_pcomm(c));
     if (ok)
         return MPI_SUCCESS;
@@ -351,36 +366,46 @@ int skewshim_exec_device(const skewshim_sched *g, skewshim_call *c)
         return skewshim_exec_staged_sched(g, c);
     skewshim_device_state *st = skewshim_device_state_get(c->cs);
     int me = c->rank, saved;
-    skewshim_sched_rank_stats(g, me, &c->stats);
-    c->tmp_bytes = g->tmp_bytes ? g->tmp_bytes[me] : 0;
+    if (g->rank < 0)
+        skewshim_sched_rank_stats(g, me, &c->stats);
+    c->tmp_bytes = own_tmp(g, me);
 
     int rc = skewshim_device_enter(st, c, -1, &saved);
     if (rc != MPI_SUCCESS)
         return rc;
     int trc = reserve_agreed(st, g, c);
     if (trc != MPI_SUCCESS) {
-        /* Agreed (or, for a rank-local shortfall that cannot happen after
-         * an agreed growth, at worst local): nothing was posted. */
+        /* Agreed: nothing was posted anywhere. */
         skewshim_device_leave(saved);
         return trc;
     }
     /* Collective over the node; the same answer on every rank of it. */
     int ipc = skewshim_ipc_prepare(st, c, g, &rc);
+    const unsigned char *stage_ipc = NULL;
+    int nst_ipc = ipc ? skewshim_ipc_stages(st, &stage_ipc) : 0;
     MPI_Comm node = ipc ? skewshim_ipc_node_comm(st) : MPI_COMM_NULL;
 
+    /* Stages in order.  With IPC on, every stage index up to the node's
+     * agreed count is visited, even one without moves of ours, so every
+     * rank of the node takes the same barriers. */
+    int nst = nst_ipc;
+    for (size_t k = 0; k < g->nmoves; k++) {
+        if (k && g->moves[k].stage < g->moves[k - 1].stage)
+            KEEP_FIRST(rc, MPI_ERR_INTERN);   /* unsorted: a planner bug */
+        if (g->moves[k].stage + 1 > nst)
+            nst = g->moves[k].stage + 1;
+    }
     /* The handle exchange in prepare was a node-wide rendezvous inside this
      * call, with nothing of ours queued: peers may write into us. */
     int fenced = 1;
     size_t lo = 0;
-    while (lo < g->nmoves) {
+    for (int s = 0; s < nst; s++) {
         size_t hi = lo;
-        while (hi < g->nmoves && g->moves[hi].stage == g->moves[lo].stage)
+        while (hi < g->nmoves && g->moves[hi].stage == s)
             hi++;
-        /* Decided from the whole stage (not only this rank's moves), so
-         * every rank of the node takes the same barriers. */
-        int has_ipc = 0;
-        for (size_t k = lo; ipc && k < hi && !has_ipc; k++)
-            has_ipc = skewshim_ipc_move(st, &g->moves[k]);
+        int has_ipc = s < nst_ipc && stage_ipc[s];
+        if (hi == lo && !has_ipc)
+            continue;
         if (has_ipc && !fenced) {
             /* Peers may only write into our temp once we stopped reading
              * what earlier stages put there. */

@@ -174,7 +174,7 @@ static int staged(skewshim_call *c, int (*host_run)(skewshim_call *), const skew
         hr = pinned(st ? &st->hrecv : NULL, st ? &st->hrecv_cap : NULL, R, me);
         ok = (S == 0 || hs) && (R == 0 || hr);
     }
-    uint64_t need = g && g->tmp_bytes ? g->tmp_bytes[me] : 0;
+    uint64_t need = !g || !g->tmp_bytes ? 0 : g->rank < 0 ? g->tmp_bytes[me] : g->tmp_bytes[0];
     void *htmp = NULL;
     if (ok && need) {
         htmp = skewshim_call_tmp(c, need);
@@ -195,7 +195,8 @@ static int staged(skewshim_call *c, int (*host_run)(skewshim_call *), const skew
 
     if (g) {
         rc = skewshim_exec_host(g, me, hs, psoff, hr, proff, htmp, skewshim_call_pcomm(c));
-        skewshim_sched_rank_stats(g, me, &c->stats);
+        if (g->rank < 0)    /* a slice's stats are already the caller's */
+            skewshim_sched_rank_stats(g, me, &c->stats);
         c->tmp_bytes = need;
     } else {
         skewshim_call h = *c;
@@ -238,11 +239,11 @@ int skewshim_exec_staged(skewshim_call *c, int (*host_run)(skewshim_call *))
     return staged(c, host_run, NULL);
 }
 
-int skewshim_exec_staged_sched(const skewshim_sched *global, skewshim_call *c)
+int skewshim_exec_staged_sched(const skewshim_sched *s, skewshim_call *c)
 {
-    if (global->nranks != c->size)
+    if (s->nranks != c->size)
         return MPI_ERR_INTERN;
-    return staged(c, NULL, global);
+    return staged(c, NULL, s);
 }
 
 #else /* no CUDA */
@@ -254,9 +255,9 @@ int skewshim_exec_staged(skewshim_call *c, int (*host_run)(skewshim_call *))
     return MPI_ERR_OTHER;
 }
 
-int skewshim_exec_staged_sched(const skewshim_sched *global, skewshim_call *c)
+int skewshim_exec_staged_sched(const skewshim_sched *s, skewshim_call *c)
 {
-    (void)global;
+    (void)s;
     (void)c;
     return MPI_ERR_OTHER;
 }
