@@ -987,6 +987,8 @@ int main(int argc, char **argv)
                "warmup=%d seed=%llu buffers=%s\n# mpi: %s\n", SKEWSHIM_VERSION, g_size,
                qs, o.type_name, o.tsize, o.iters, o.warmup,
                (unsigned long long)o.seed, o.device ? "device" : "host", lib);
+        if (g_size == 1)
+            printf("# warning: one rank; was the launcher from the MPI this was built with?\n");
         printf("# times in us: max over ranks per iteration, then median/min/max over "
                "iterations; ratio = median / native median\n");
         for (int i = 0; i < o.nitems; i++)
