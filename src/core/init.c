@@ -74,6 +74,29 @@ static void job_id(int collective)
     snprintf(skewshim_g.jobid, sizeof skewshim_g.jobid, "%lld-%lld", v[0], v[1]);
 }
 
+/* Logging is what users change most often between runs, so it can be
+ * changed without editing the policy file. */
+static void env_log_overrides(skewshim_policy *p)
+{
+    static const char *const levels[] = {"off", "summary", "calls", "matrix"};
+    const char *v = getenv("SKEWSHIM_LOG_LEVEL");
+    if (v && *v) {
+        int found = 0;
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(v, levels[i])) {
+                p->log_level = i;
+                found = 1;
+            }
+        if (!found)
+            complain("SKEWSHIM_LOG_LEVEL: expected off, summary, calls or matrix; ignored");
+    }
+    v = getenv("SKEWSHIM_LOG_PATH");
+    if (v && *v)
+        snprintf(p->log_path, sizeof p->log_path, "%s", v);
+    if (env_true("SKEWSHIM_LOG_STDERR"))
+        p->log_stderr = 1;
+}
+
 static void fail_or_pass_through(void)
 {
     if (skewshim_g.policy.strict || env_true("SKEWSHIM_STRICT")) {
@@ -116,8 +139,11 @@ static int setup(int thread_level, int collective)
         }
     }
     if (bad) {
+        /* A file that loaded keeps its say on strictness. */
+        int strict = g->policy.strict;
         skewshim_policy_free(&g->policy);
         skewshim_policy_init_default(&g->policy);
+        g->policy.strict = strict;
         fail_or_pass_through();
     }
     if (skewshim_comm_setup() != MPI_SUCCESS || skewshim_agree_setup() != MPI_SUCCESS) {
@@ -125,6 +151,7 @@ static int setup(int thread_level, int collective)
         g->disabled = 1;
         g->disabled_reason = SKEWSHIM_REASON_INTERNAL;
     }
+    env_log_overrides(&g->policy);
     if (!g->disabled)
         skewshim_log_open(&g->policy, g->world_rank, g->jobid);
     g->initialized = 1;

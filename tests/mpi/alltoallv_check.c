@@ -24,6 +24,7 @@
 typedef struct opts {
     const char *algo;
     const char *expect;          /* algorithm name, or "fallback:REASON" */
+    int expect_given;            /* --expect on the command line: never overridden */
     char workloads[512];
     char types[128];
     char comms[128];
@@ -80,7 +81,7 @@ static int check_expect(const opts *o, int noncontig, const char *what)
     skewshim_last_call(&l);
     const char *want = o->expect;
     char buf[64];
-    if (noncontig)
+    if (noncontig && !o->expect_given)
         want = "fallback:noncontiguous_type";
     if (!want)
         return 1;
@@ -211,7 +212,7 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--algo") && v) { o.algo = v; i++; }
-        else if (!strcmp(a, "--expect") && v) { o.expect = v; i++; }
+        else if (!strcmp(a, "--expect") && v) { o.expect = v; o.expect_given = 1; i++; }
         else if (!strcmp(a, "--workloads") && v) { snprintf(o.workloads, sizeof o.workloads, "%s", v); i++; }
         else if (!strcmp(a, "--types") && v) { snprintf(o.types, sizeof o.types, "%s", v); i++; }
         else if (!strcmp(a, "--comms") && v) { snprintf(o.comms, sizeof o.comms, "%s", v); i++; }

@@ -1,0 +1,31 @@
+# Sourced by scripts/check and scripts/demo: install what a fresh Debian 12
+# (or Ubuntu) machine lacks to build and test skewshim.
+skewshim_install_deps() {
+    pkgs="build-essential autoconf automake libtool pkg-config libyaml-dev \
+mpich libmpich-dev openmpi-bin libopenmpi-dev gfortran python3 python3-mpi4py"
+    [ -n "${SKEWSHIM_WITH_PLOTS:-}" ] && pkgs="$pkgs python3-matplotlib"
+    missing=
+    for p in $pkgs; do
+        dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+    done
+    [ -z "$missing" ] && return 0
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "skewshim: please install:$missing" >&2
+        return 1
+    fi
+    sudo=
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    echo "skewshim: installing:$missing" >&2
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+# Configure and build in DIR with MPICC; extra configure arguments follow.
+skewshim_build() {
+    dir=$1; mpicc=$2; shift 2
+    [ -x configure ] || autoreconf -fi >/dev/null 2>&1 || return 1
+    mkdir -p "$dir"
+    ( cd "$dir" &&
+      { [ -f Makefile ] || ../configure --quiet MPICC="$mpicc" "$@" >configure.out 2>&1 || { cat configure.out >&2; exit 1; }; } &&
+      make -j"$(nproc 2>/dev/null || echo 2)" >make.out 2>&1 || { tail -40 make.out >&2; exit 1; } )
+}

@@ -1,0 +1,101 @@
+/* Calls the shim must hand to the MPI library, each with its counted
+ * reason: MPI_IN_PLACE, an inter-communicator, invalid arguments (the user
+ * must see MPI's own error class), and MPI_Alltoallv_c. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "skewshim.h"
+
+static int fails;
+
+static void expect_reason(const char *what, const char *reason)
+{
+    skewshim_last l;
+    skewshim_last_call(&l);
+    if (strcmp(l.reason, reason)) {
+        fprintf(stderr, "%s: expected reason %s, got '%s'\n", what, reason, l.reason);
+        fails++;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int P, me;
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    int *c = malloc(4 * sizeof(int) * (size_t)P), *d = c + P;
+    int *buf = malloc(sizeof(int) * (size_t)P), *rb = malloc(sizeof(int) * (size_t)P);
+    for (int j = 0; j < P; j++) {
+        c[j] = 1;
+        d[j] = j;
+        buf[j] = me * 100 + j;
+    }
+    /* MPI_IN_PLACE: correct result and reason */
+    MPI_Alltoallv(MPI_IN_PLACE, c, d, MPI_INT, buf, c, d, MPI_INT, MPI_COMM_WORLD);
+    expect_reason("in place", "in_place");
+    for (int j = 0; j < P; j++)
+        if (buf[j] != j * 100 + me) {
+            fprintf(stderr, "in place: wrong data\n");
+            fails++;
+        }
+    /* inter-communicator between two halves */
+    if (P >= 2) {
+        MPI_Comm half, inter;
+        int color = me < P / 2;
+        MPI_Comm_split(MPI_COMM_WORLD, color, me, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, color ? P / 2 : 0, 7, &inter);
+        int rsize;
+        MPI_Comm_remote_size(inter, &rsize);
+        for (int j = 0; j < rsize; j++)
+            buf[j] = me;
+        MPI_Alltoallv(buf, c, d, MPI_INT, rb, c, d, MPI_INT, inter);
+        expect_reason("intercomm", "intercommunicator");
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
+    /* invalid arguments: the MPI library's own error, with errors returned */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Alltoallv(buf, c, d, MPI_DATATYPE_NULL, rb, c, d, MPI_INT, MPI_COMM_WORLD);
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    int rc2 = PMPI_Alltoallv(buf, c, d, MPI_DATATYPE_NULL, rb, c, d, MPI_INT, MPI_COMM_WORLD);
+    int cls2 = MPI_SUCCESS;
+    if (rc2 != MPI_SUCCESS)
+        MPI_Error_class(rc2, &cls2);
+    if (rc == MPI_SUCCESS || cls != cls2) {
+        fprintf(stderr, "invalid type: shim error class %d, MPI's %d\n", cls, cls2);
+        fails++;
+    }
+    expect_reason("invalid args", "invalid_args");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+#ifdef HAVE_MPI_ALLTOALLV_C
+    {
+        MPI_Count cc[64];
+        MPI_Aint dd[64];
+        for (int j = 0; j < P && j < 64; j++) {
+            cc[j] = 1;
+            dd[j] = j;
+            buf[j] = me * 100 + j;
+        }
+        MPI_Alltoallv_c(buf, cc, dd, MPI_INT, rb, cc, dd, MPI_INT, MPI_COMM_WORLD);
+        for (int j = 0; j < P; j++)
+            if (rb[j] != j * 100 + me)
+                fails++;
+        printf("fallback: MPI_Alltoallv_c passed through\n");
+    }
+#endif
+    int all;
+    MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0)
+        printf("fallback: %d failures\n", all);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}

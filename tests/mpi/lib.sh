@@ -1,0 +1,55 @@
+# Shared helpers of the MPI test scripts (sourced).  Every script prints TAP.
+# Environment from the Makefile: MPIEXEC, MPIEXEC_FLAGS, top_builddir,
+# top_srcdir, SKEWSHIM_MPI, ASAN_CFLAGS, MPIFORT, PYTHON_MPI4PY.
+: "${top_builddir:=$(pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+tap_n=0
+tap_fail=0
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}"
+# Open MPI refuses root without these; harmless elsewhere.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Never read a skewshim.yaml lying in the build directory by accident.
+TESTDIR=$(mktemp -d "${TMPDIR:-/tmp}/skewshim-test.XXXXXX")
+trap 'rm -rf "$TESTDIR"' EXIT
+cd "$TESTDIR"
+LIB="$top_builddir/.libs/libskewshim.so"
+CHECK="$top_builddir/tests/mpi/alltoallv_check"
+DEMO="$top_builddir/examples/demo"
+# A policy with logging off, for runs that must not depend on the default.
+printf 'version: 1\nlog: {level: off}\n' > "$TESTDIR/quiet.yaml"
+
+ok() {   # ok COND_STATUS DESCRIPTION
+    tap_n=$((tap_n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $tap_n - $2"; else echo "not ok $tap_n - $2"; tap_fail=$((tap_fail + 1)); fi
+}
+skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n - # SKIP $1"; }
+done_testing() { echo "1..$tap_n"; exit 0; }
+
+# The preload list: with an AddressSanitizer build, the ASan runtime must
+# come first.
+preload() {
+    if [ -n "$ASAN_CFLAGS" ]; then
+        asan=$(${CC:-gcc} -print-file-name=libasan.so)
+        echo "$asan:$LIB"
+    else
+        echo "$LIB"
+    fi
+}
+
+# mpirun N CMD...: launch with the configured MPI; output in $TESTDIR/out.
+mpirun_n() {
+    n=$1; shift
+    timeout "${SKEWSHIM_TEST_TIMEOUT:-300}" $MPIEXEC $MPIEXEC_FLAGS -n "$n" "$@" > "$TESTDIR/out" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then sed 's/^/# /' "$TESTDIR/out" | tail -20; fi
+    return $rc
+}
+
+# check N DESCRIPTION ARGS...: the harness at N ranks, one TAP line.
+check() {
+    n=$1; desc=$2; shift 2
+    SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n "$n" "$CHECK" "$@"
+    rc=$?
+    summary=$(grep '^alltoallv_check:' "$TESTDIR/out" | tail -1)
+    ok $rc "$desc: P=$n $* ${summary#alltoallv_check: }"
+}
