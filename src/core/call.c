@@ -122,10 +122,18 @@ static skewshim_reason describe(skewshim_call *c)
         c->soff[j] = (uint64_t)((MPI_Aint)c->sdispls[j] * sext + slb);
         c->roff[j] = (uint64_t)((MPI_Aint)c->rdispls[j] * rext + rlb);
     }
+    /* A rank that sends (or receives) nothing may pass any pointer there,
+     * NULL or host memory next to device memory: only used buffers are
+     * compared, and an unused one still tells where the rank's data lives. */
+    uint64_t stot = 0, rtot = 0;
+    for (int j = 0; j < P; j++) {
+        stot += c->sbytes[j];
+        rtot += c->rbytes[j];
+    }
     int sloc = skewshim_device_locate(c->sendbuf);
     int rloc = skewshim_device_locate(c->recvbuf);
-    c->buffers = rloc;
-    if (sloc != rloc && why == SKEWSHIM_REASON_NONE)
+    c->buffers = rtot || !stot ? (c->recvbuf || !c->sendbuf ? rloc : sloc) : sloc;
+    if (stot && rtot && sloc != rloc && why == SKEWSHIM_REASON_NONE)
         why = SKEWSHIM_REASON_MIXED_BUFFERS;
     return why;
 }
@@ -152,6 +160,8 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
         return SKEWSHIM_REASON_NOT_IMPLEMENTED;
     if (c->ag.valid && c->ag.any_unsupported)
         return (skewshim_reason)c->ag.any_unsupported;
+    if (c->ag.valid && c->ag.any_device && c->ag.any_host)
+        return SKEWSHIM_REASON_MIXED_BUFFERS;
     if (a->id == SKEWSHIM_ALGO_NATIVE)
         return SKEWSHIM_REASON_NONE;
     int device = c->ag.valid ? c->ag.any_device != 0 : c->buffers == SKEWSHIM_BUF_DEVICE;

@@ -21,6 +21,10 @@
 #include "skewshim.h"
 #include "workload.h"
 
+#ifdef SKEWSHIM_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 typedef struct opts {
     const char *algo;
     const char *expect;          /* algorithm name, or "fallback:REASON" */
@@ -31,6 +35,7 @@ typedef struct opts {
     uint64_t S;                  /* max elements per block */
     int seeds;
     int verbose;
+    int device;                  /* buffers in GPU memory; reference on host copies */
 } opts;
 
 static int rank_w, size_w;
@@ -142,7 +147,28 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
         sbuf[i] = (unsigned char)mix(((uint64_t)me << 40) ^ i ^ seed);
     memset(r1, 0xA5, rbytes);
     memset(r2, 0xA5, rbytes);
-    int erc = MPI_Alltoallv(sbuf, sc, sd, dt, r1, rc, rd, dt, comm);
+    int erc;
+    if (o->device) {
+#ifdef SKEWSHIM_HAVE_CUDA
+        /* The shim's device path against PMPI_Alltoallv on host copies:
+         * the MPI library need not be CUDA-aware. */
+        void *ds = NULL, *dr = NULL;
+        if (cudaMalloc(&ds, sbytes) != cudaSuccess || cudaMalloc(&dr, rbytes) != cudaSuccess)
+            die("cudaMalloc failed");
+        cudaMemcpy(ds, sbuf, sbytes, cudaMemcpyHostToDevice);
+        cudaMemcpy(dr, r1, rbytes, cudaMemcpyHostToDevice);
+        erc = MPI_Alltoallv(ds, sc, sd, dt, dr, rc, rd, dt, comm);
+        cudaMemcpy(r1, dr, rbytes, cudaMemcpyDeviceToHost);
+        /* freed every call: the shim must cope with reallocated buffers */
+        cudaFree(ds);
+        cudaFree(dr);
+#else
+        die("--device needs a CUDA build");
+        erc = MPI_ERR_OTHER;
+#endif
+    } else {
+        erc = MPI_Alltoallv(sbuf, sc, sd, dt, r1, rc, rd, dt, comm);
+    }
     char what[256];
     snprintf(what, sizeof what, "comm=%s P=%d type=%s workload=%s S=%llu seed=%llu", cname, P,
              tname, skewshim_wl_name(w->kind), (unsigned long long)w->S,
@@ -228,12 +254,13 @@ int main(int argc, char **argv)
             i++;
         }
         else if (!strcmp(a, "-v")) o.verbose = 1;
+        else if (!strcmp(a, "--device")) o.device = 1;
         else {
             if (rank_w == 0)
                 fprintf(stderr, "usage: alltoallv_check [--algo NAME] [--expect NAME|fallback:REASON] "
                                 "[--workloads a,b] [--types byte,int,double,contig,vector] "
                                 "[--comms world,dup,split,reverse] [--S N] [--seeds N] "
-                                "[--param k=v] [-v]\n");
+                                "[--param k=v] [--device] [-v]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
