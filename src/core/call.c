@@ -322,6 +322,28 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
         return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
 
     double t0 = PMPI_Wtime();
+    int forced = chosen_algorithm();
+    int level = skewshim_log_level();
+    if (forced == SKEWSHIM_ALGO_NATIVE && level < SKEWSHIM_LOG_CALLS) {
+        /* Nothing to decide and nothing to log: the shim's cost is a few
+         * branches and the summary's counters. */
+        int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm);
+        PMPI_Comm_rank(comm, &c.rank);
+        c.algo = SKEWSHIM_ALGO_NATIVE;
+        c.why = SKEWSHIM_WHY_FORCED;
+        int tsize = 0, P = 0;
+        uint64_t elems = 0;
+        PMPI_Type_size(sendtype, &tsize);
+        PMPI_Comm_size(comm, &P);
+        for (int j = 0; j < P; j++)
+            elems += (uint64_t)(sendcounts[j] > 0 ? sendcounts[j] : 0);
+        account(&c, SKEWSHIM_REASON_NONE, PMPI_Wtime() - t0);
+        pthread_mutex_lock(&skewshim_g.lock);
+        skewshim_g.totals.bytes[SKEWSHIM_ALGO_NATIVE] += elems * (uint64_t)tsize;
+        pthread_mutex_unlock(&skewshim_g.lock);
+        return rc;
+    }
     skewshim_comm *cs = skewshim_comm_get(comm);
     if (!cs)
         return pass_through(&c, SKEWSHIM_REASON_INTERNAL);
@@ -331,9 +353,7 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     skewshim_comm_topo_update(cs);
     c.local_reason = describe(&c);
 
-    int forced = chosen_algorithm();
     const skewshim_policy *pol = &skewshim_g.policy;
-    int level = skewshim_log_level();
     int sample = skewshim_log_sample();
     int logged = level >= SKEWSHIM_LOG_CALLS && cs->ncalls % (uint64_t)sample == 0;
     const skewshim_algo *fa = forced >= 0 ? skewshim_algo_get((skewshim_algo_id)forced) : NULL;
