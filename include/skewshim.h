@@ -31,6 +31,7 @@ typedef struct skewshim_last {
     int fallback_reason;    /* 0 when the chosen algorithm ran */
     const char *reason;     /* name of the fallback reason, "" when none */
     unsigned long long rounds, messages, bytes_sent, bytes_forwarded, tmp_bytes;
+    int agreed;             /* 1 when the agreement collective ran for the call */
 } skewshim_last;
 int skewshim_last_call(skewshim_last *out);
 const char *skewshim_algorithm_name(int id);

@@ -159,6 +159,7 @@ void skewshim_set_last(const skewshim_call *c, skewshim_reason reason)
     last.bytes_sent = c->stats.bytes_sent;
     last.bytes_forwarded = c->stats.bytes_forwarded;
     last.tmp_bytes = c->tmp_bytes;
+    last.agreed = c->ag.valid;
 }
 
 int skewshim_last_call(skewshim_last *out)

@@ -36,6 +36,7 @@ typedef struct opts {
     int seeds;
     int verbose;
     int device;                  /* buffers in GPU memory; reference on host copies */
+    int agreement;               /* -1 any, 0 must not run, 1 must run */
 } opts;
 
 static int rank_w, size_w;
@@ -88,6 +89,11 @@ static int check_expect(const opts *o, int noncontig, const char *what)
     char buf[64];
     if (noncontig && !o->expect_given)
         want = "fallback:noncontiguous_type";
+    if (o->agreement >= 0 && l.agreed != o->agreement) {
+        fprintf(stderr, "[%d] %s: agreement collective %s\n", rank_w, what,
+                l.agreed ? "ran but should not have" : "did not run");
+        return 0;
+    }
     if (!want)
         return 1;
     if (!strncmp(want, "fallback:", 9)) {
@@ -230,7 +236,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_w);
     MPI_Comm_size(MPI_COMM_WORLD, &size_w);
-    opts o = {.S = 24, .seeds = 2};
+    opts o = {.S = 24, .seeds = 2, .agreement = -1};
     snprintf(o.workloads, sizeof o.workloads, "uniform,zero,hot_send,hot_recv");
     snprintf(o.types, sizeof o.types, "byte,int");
     snprintf(o.comms, sizeof o.comms, "world");
@@ -255,12 +261,13 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(a, "-v")) o.verbose = 1;
         else if (!strcmp(a, "--device")) o.device = 1;
+        else if (!strcmp(a, "--agreement") && v) { o.agreement = atoi(v); i++; }
         else {
             if (rank_w == 0)
                 fprintf(stderr, "usage: alltoallv_check [--algo NAME] [--expect NAME|fallback:REASON] "
                                 "[--workloads a,b] [--types byte,int,double,contig,vector] "
                                 "[--comms world,dup,split,reverse] [--S N] [--seeds N] "
-                                "[--param k=v] [--device] [-v]\n");
+                                "[--param k=v] [--agreement 0|1] [--device] [-v]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }

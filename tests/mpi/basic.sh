@@ -17,4 +17,12 @@ for n in 2 3; do
     SKEWSHIM_CONFIG= mpirun_n $n "$CHECK" --comms world,split --types byte,double
     ok $? "built-in default policy: P=$n"
 done
+# A forced algorithm with the per-call log off needs no global facts: no
+# agreement collective at all.  The policy's skew rules, or the log, need it.
+check 3 "forced scattered, log off: no agreement" --algo scattered --agreement 0
+check 3 "forced tuna needs the agreed max block" --algo tuna --agreement 1
+SKEWSHIM_CONFIG= mpirun_n 3 "$CHECK" --agreement 1 --types int
+ok $? "built-in policy (rules on MTM and block size): agreement runs"
+SKEWSHIM_LOG_LEVEL=calls SKEWSHIM_LOG_PATH="$TESTDIR/l.jsonl" SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 3 "$CHECK" --algo scattered --agreement 1
+ok $? "forced scattered with the per-call log on: agreement runs (the log needs the skew)"
 done_testing

@@ -29,5 +29,13 @@ grep -q sabre "$TESTDIR/report.txt"; ok $? "report names the algorithm"
 if [ -x "$top_builddir/skewshim-bench" ]; then
     mpirun_n 4 "$top_builddir/skewshim-bench" --replay "$TESTDIR/log.jsonl:1" --algos native,scattered --iters 2 --warmup 1
     ok $? "skewshim-bench replays a logged matrix"
+    # Repeated exchanges of one matrix plan once: the summary shows hits.
+    SKEWSHIM_LOG_LEVEL=summary SKEWSHIM_LOG_PATH="$TESTDIR/cache.jsonl" \
+        mpirun_n 3 "$top_builddir/skewshim-bench" --algos fast,sabre --workload zipf --sizes 4096 --iters 4 --warmup 1
+    ok $? "bench runs fast and sabre repeatedly"
+    "$PY" -c 'import json,sys
+s=[json.loads(l)["summary"] for l in open(sys.argv[1]) if "summary" in l][0]
+pc=s["plan_cache"]; print("# plan cache", pc); sys.exit(0 if pc["hits"] > 0 and pc["lookups"] > pc["hits"] else 1)' "$TESTDIR/cache.jsonl"
+    ok $? "plan cache: repeated matrices hit, the first of each misses"
 fi
 done_testing

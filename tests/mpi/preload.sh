@@ -16,6 +16,16 @@ rm -f "$TESTDIR"/log-*
 SKEWSHIM_DISABLE=1 SKEWSHIM_CONFIG="$TESTDIR/calls.yaml" mpirun_n 2 env LD_PRELOAD="$(preload)" "$DEMO" 3 64
 ok $? "SKEWSHIM_DISABLE=1: correct"
 ls "$TESTDIR"/log-* >/dev/null 2>&1; [ $? -ne 0 ]; ok $? "SKEWSHIM_DISABLE=1: pure pass-through, no log"
+# a C++ caller
+MPICXX=$(echo "${CC:-mpicc}" | sed 's/mpicc/mpicxx/')
+if command -v "$MPICXX" >/dev/null 2>&1 && "$MPICXX" -o "$TESTDIR/cxx_check" "$top_srcdir/tests/mpi/cxx_check.cpp" 2>"$TESTDIR/cxx.err"; then
+    rm -f "$TESTDIR"/log-*
+    SKEWSHIM_ALGORITHM=pairwise SKEWSHIM_CONFIG="$TESTDIR/calls.yaml" mpirun_n 3 env LD_PRELOAD="$(preload)" "$TESTDIR/cxx_check"
+    ok $? "C++ caller correct under the shim"
+    grep -q '"algo": *"pairwise"' "$TESTDIR"/log-*-0.jsonl; ok $? "C++ call intercepted (pairwise ran)"
+else
+    skip "no MPI C++ compiler ($MPICXX)"
+fi
 # the wrapper script
 SKEWSHIM_LIB="$LIB" SKEWSHIM_CONFIG="$TESTDIR/calls.yaml" mpirun_n 2 env LD_PRELOAD="$(preload | sed 's/:*[^:]*$//')" \
     "$top_srcdir/scripts/skewshim-run" --algorithm scattered -- "$DEMO" 2 64
