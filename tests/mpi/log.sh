@@ -34,7 +34,8 @@ if [ -x "$top_builddir/skewshim-bench" ]; then
         mpirun_n 3 "$top_builddir/skewshim-bench" --algos fast,sabre --workload zipf --sizes 4096 --iters 4 --warmup 1
     ok $? "bench runs fast and sabre repeatedly"
     "$PY" -c 'import json,sys
-s=[json.loads(l)["summary"] for l in open(sys.argv[1]) if "summary" in l][0]
+r=[json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+s=[x["summary"] for x in r if "summary" in x][0]
 pc=s["plan_cache"]; print("# plan cache", pc); sys.exit(0 if pc["hits"] > 0 and pc["lookups"] > pc["hits"] else 1)' "$TESTDIR/cache.jsonl"
     ok $? "plan cache: repeated matrices hit, the first of each misses"
 fi
