@@ -4,7 +4,10 @@
 # pipelining; the plan cache is exercised by repeated seeds.
 . "${top_srcdir:-.}/tests/mpi/lib.sh"
 W=uniform,hot_send,hot_recv,zipf,moe,zero
-if [ "$SKEWSHIM_FULL" = 1 ]; then ranks="2 3 4 5 6 7 8 9 16"; else ranks="2 3 5 8"; fi
+# make check: every P of the issue with lighter workload lists at the odd
+# sizes; make check-full: every workload everywhere.
+ranks="2 3 4 5 6 7 8 9 16"
+[ "$SKEWSHIM_FULL" = 1 ] || case "$SKEWSHIM_MPI" in openmpi) ranks="2 3 5 8 16" ;; esac
 for n in $ranks; do
     for q in 1 2 3 4; do
         [ $q -le $n ] || continue
