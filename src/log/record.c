@@ -1,0 +1,207 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+/* The JSON of the log's records (doc/log-format.md): a call record, the
+ * traffic matrix of a call (level matrix), and the names they print.  Built
+ * in an sbuf so each reaches the file as whole lines. */
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "call.h"
+#include "log_internal.h"
+#include "policy.h"
+
+/* ---- names ------------------------------------------------------------ */
+
+const char *skewshim_log_algo_name(int id, char *tmp, size_t len)
+{
+    const char *n = NULL;
+    if (id >= 0 && id < SKEWSHIM_ALGO_COUNT) n = skewshim_algo_name((skewshim_algo_id)id);
+    if (n && *n) return n;
+    snprintf(tmp, len, "algo_%d", id);
+    return tmp;
+}
+
+const char *skewshim_log_reason_name(int r, char *tmp, size_t len)
+{
+    const char *n = NULL;
+    if (r >= 0 && r < SKEWSHIM_REASON_COUNT) n = skewshim_reason_name((skewshim_reason)r);
+    if (n && *n) return n;
+    snprintf(tmp, len, "reason_%d", r);
+    return tmp;
+}
+
+static const char *why_name(int why)
+{
+    switch (why) {
+    case SKEWSHIM_WHY_RULE: return "rule";
+    case SKEWSHIM_WHY_DEFAULT: return "default";
+    case SKEWSHIM_WHY_FORCED: return "forced";
+    case SKEWSHIM_WHY_FALLBACK: return "fallback";
+    default: return "unknown";
+    }
+}
+
+static const char *buffers_name(int b)
+{
+    switch (b) {
+    case SKEWSHIM_BUF_HOST: return "host";
+    case SKEWSHIM_BUF_DEVICE: return "device";
+    default: return "any";
+    }
+}
+
+/* An MTM is >= 1 by definition; 0 is what a call that never reached the
+ * agreement (an early fallback) carries, and reads better as "unknown". */
+static void sb_mtm(sbuf *b, double v)
+{
+    if (v > 0)
+        skewshim_sb_num(b, v);
+    else
+        skewshim_sb_cat(b, "null");
+}
+
+/* ---- per-call records --------------------------------------------------- */
+
+void skewshim_record_to(sbuf *b, const skewshim_record *r)
+{
+    char tmp[32];
+    skewshim_sb_cat(b, "{");
+    skewshim_sb_key(b, "call", 1);
+    skewshim_sb_u64(b, r->index);
+    skewshim_sb_key(b, "comm", 0);
+    skewshim_sb_printf(b, "%d", r->comm_id);
+    skewshim_sb_key(b, "size", 0);
+    skewshim_sb_printf(b, "%d", r->comm_size);
+    skewshim_sb_key(b, "nodes", 0);
+    skewshim_sb_printf(b, "%d", r->nnodes);
+    skewshim_sb_key(b, "algo", 0);
+    skewshim_sb_str(b, skewshim_log_algo_name(r->algo, tmp, sizeof tmp));
+    skewshim_sb_key(b, "why", 0);
+    skewshim_sb_str(b, why_name(r->why));
+    if (r->rule >= 0) {
+        skewshim_sb_key(b, "rule", 0);
+        skewshim_sb_printf(b, "%d", r->rule);
+    }
+    if (r->reason > 0) {
+        skewshim_sb_key(b, "reason", 0);
+        skewshim_sb_str(b, skewshim_log_reason_name(r->reason, tmp, sizeof tmp));
+    }
+    skewshim_sb_key(b, "buffers", 0);
+    skewshim_sb_str(b, buffers_name(r->buffers));
+    skewshim_sb_key(b, "total_bytes", 0);
+    skewshim_sb_u64(b, r->total_bytes);
+    skewshim_sb_key(b, "max_block_bytes", 0);
+    skewshim_sb_u64(b, r->max_block_bytes);
+    skewshim_sb_key(b, "mean_block_bytes", 0);
+    skewshim_sb_num(b, r->mean_block_bytes);
+    skewshim_sb_key(b, "send_mtm_inter", 0);
+    sb_mtm(b, r->send_mtm_inter);
+    skewshim_sb_key(b, "recv_mtm_inter", 0);
+    sb_mtm(b, r->recv_mtm_inter);
+    skewshim_sb_key(b, "send_mtm_all", 0);
+    sb_mtm(b, r->send_mtm_all);
+    skewshim_sb_key(b, "recv_mtm_all", 0);
+    sb_mtm(b, r->recv_mtm_all);
+    skewshim_sb_key(b, "time_us", 0);
+    skewshim_sb_num(b, r->time * 1e6);
+    skewshim_sb_key(b, "rounds", 0);
+    skewshim_sb_u64(b, r->rounds);
+    skewshim_sb_key(b, "messages", 0);
+    skewshim_sb_u64(b, r->messages);
+    skewshim_sb_key(b, "bytes_sent", 0);
+    skewshim_sb_u64(b, r->bytes_sent);
+    skewshim_sb_key(b, "bytes_forwarded", 0);
+    skewshim_sb_u64(b, r->bytes_forwarded);
+    /* planner extras: only when the planner reported them */
+    if (r->regime >= 0) {
+        skewshim_sb_key(b, "regime", 0);
+        skewshim_sb_str(b, r->regime ? "high" : "low");
+    }
+    if (r->stages > 0) {
+        skewshim_sb_key(b, "stages", 0);
+        skewshim_sb_printf(b, "%d", r->stages);
+    }
+    if (r->cache_hit >= 0) {
+        skewshim_sb_key(b, "cache_hit", 0);
+        skewshim_sb_cat(b, r->cache_hit ? "true" : "false");
+    }
+    if (r->t_pred > 0) {
+        skewshim_sb_key(b, "t_pred_us", 0);
+        skewshim_sb_num(b, r->t_pred * 1e6);
+    }
+    if (r->t_lb > 0) {
+        skewshim_sb_key(b, "t_lb_us", 0);
+        skewshim_sb_num(b, r->t_lb * 1e6);
+    }
+    if (r->meta_bytes > 0 || r->meta_time > 0) {
+        skewshim_sb_key(b, "meta_bytes", 0);
+        skewshim_sb_u64(b, r->meta_bytes);
+        skewshim_sb_key(b, "meta_time_us", 0);
+        skewshim_sb_num(b, r->meta_time * 1e6);
+    }
+    skewshim_sb_key(b, "tmp_bytes", 0);
+    skewshim_sb_u64(b, r->tmp_bytes);
+    skewshim_sb_cat(b, "}\n");
+}
+
+void skewshim_record_json(const skewshim_record *r, FILE *f)
+{
+    char stack[1024];
+    sbuf b;
+    skewshim_sb_init(&b, stack, sizeof stack);
+    skewshim_record_to(&b, r);
+    if (!b.err) fwrite(b.p, 1, b.n, f);
+    skewshim_sb_free(&b);
+}
+
+/* ---- matrix ---------------------------------------------------------------- */
+
+int skewshim_log_matrix(int comm_id, uint64_t index, const skewshim_matrix *m,
+                        const skewshim_topo *t)
+{
+    if (skewshim_log_level() < SKEWSHIM_LOG_MATRIX || !m || !m->b || m->nranks <= 0) return 0;
+    int P = m->nranks;
+    int q = (t && t->nranks == P && t->max_per_node > 0) ? t->max_per_node : P;
+    sbuf b;
+    skewshim_sb_init(&b, NULL, 0);
+    skewshim_sb_cat(&b, "{\"matrix\": {");
+    skewshim_sb_key(&b, "call", 1);
+    skewshim_sb_u64(&b, index);
+    skewshim_sb_key(&b, "comm", 0);
+    skewshim_sb_printf(&b, "%d", comm_id);
+    skewshim_sb_key(&b, "P", 0);
+    skewshim_sb_printf(&b, "%d", P);
+    skewshim_sb_key(&b, "ranks_per_node", 0);
+    skewshim_sb_printf(&b, "%d", q);
+    /* The real node of every rank, for uneven or non-consecutive nodes
+     * that ranks_per_node alone cannot describe. */
+    if (t && t->nranks == P && t->node_of) {
+        skewshim_sb_key(&b, "nodes", 0);
+        skewshim_sb_printf(&b, "%d", t->nnodes);
+        skewshim_sb_key(&b, "node_of", 0);
+        skewshim_sb_cat(&b, "[");
+        for (int i = 0; i < P; i++) skewshim_sb_printf(&b, i ? ", %d" : "%d", t->node_of[i]);
+        skewshim_sb_cat(&b, "]");
+    }
+    skewshim_sb_key(&b, "type_size", 0);
+    skewshim_sb_cat(&b, "1");
+    skewshim_sb_key(&b, "bytes", 0);
+    skewshim_sb_cat(&b, "[");
+    for (int i = 0; i < P; i++) {
+        skewshim_sb_cat(&b, i ? ", [" : "[");
+        const uint64_t *row = m->b + (size_t)i * P;
+        for (int j = 0; j < P; j++) {
+            if (j) skewshim_sb_cat(&b, ", ");
+            skewshim_sb_u64(&b, row[j]);
+        }
+        skewshim_sb_cat(&b, "]");
+    }
+    skewshim_sb_cat(&b, "]}}\n");
+    int rc = b.err ? -1 : 0;
+    skewshim_log_write_lines(&b);
+    skewshim_sb_free(&b);
+    return rc;
+}

@@ -1,0 +1,139 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+/* The job summary at finalize (src/log.h): counters summed, times maxed
+ * over the ranks of the world, written by rank 0 to the log and, when
+ * asked, as a table to stderr. */
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "log_internal.h"
+#include "policy.h"
+
+enum { NT = 32 };
+/* The uint64 counters of skewshim_totals, packed for one SUM reduction. */
+enum { U_CALLS = 0, U_BYTES = NT, U_FALLBACKS = 2 * NT, U_LARGE = 3 * NT, U_HITS, U_LOOKUPS, U_N };
+
+static void human_bytes(double v, char *out, size_t len)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int k = 0;
+    while (v >= 1024.0 && k < 5) {
+        v /= 1024.0;
+        k++;
+    }
+    snprintf(out, len, k ? "%.1f %s" : "%.0f %s", v, unit[k]);
+}
+
+static void summary_stderr(const uint64_t *u, const double *tm)
+{
+    char stack[2048], tmp[32], hb[32];
+    sbuf b;
+    skewshim_sb_init(&b, stack, sizeof stack);
+    uint64_t ncalls = 0;
+    for (int a = 0; a < NT; a++) ncalls += u[U_CALLS + a];
+    skewshim_sb_printf(&b, "skewshim: %" PRIu64 " MPI_Alltoallv calls\n", ncalls);
+    if (ncalls) {
+        skewshim_sb_printf(&b, "skewshim: %-14s %10s %12s %12s\n", "algorithm", "calls",
+                           "time_s", "bytes");
+        for (int a = 0; a < NT; a++) {
+            if (!u[U_CALLS + a]) continue;
+            human_bytes((double)u[U_BYTES + a], hb, sizeof hb);
+            skewshim_sb_printf(&b, "skewshim: %-14s %10" PRIu64 " %12.6f %12s\n",
+                               skewshim_log_algo_name(a, tmp, sizeof tmp), u[U_CALLS + a],
+                               tm[a], hb);
+        }
+    }
+    for (int r = 1; r < NT; r++)
+        if (u[U_FALLBACKS + r])
+            skewshim_sb_printf(&b, "skewshim: fallback %-20s %10" PRIu64 "\n",
+                               skewshim_log_reason_name(r, tmp, sizeof tmp),
+                               u[U_FALLBACKS + r]);
+    if (u[U_LARGE])
+        skewshim_sb_printf(&b, "skewshim: large-count calls passed through: %" PRIu64 "\n",
+                           u[U_LARGE]);
+    if (u[U_LOOKUPS])
+        skewshim_sb_printf(&b, "skewshim: plan cache %" PRIu64 "/%" PRIu64 " hits (%.1f%%)\n",
+                           u[U_HITS], u[U_LOOKUPS],
+                           100.0 * (double)u[U_HITS] / (double)u[U_LOOKUPS]);
+    if (!b.err) (void)skewshim_log_write_all(STDERR_FILENO, b.p, b.n);
+    skewshim_sb_free(&b);
+}
+
+int skewshim_log_summary(const skewshim_totals *t, MPI_Comm world, int to_stderr)
+{
+    /* Rank-invariant test: either every rank reduces or none does. */
+    if (skewshim_log_level() < SKEWSHIM_LOG_SUMMARY && !to_stderr) return 0;
+    if (!t) return -1;
+    int rank = 0;
+    PMPI_Comm_rank(world, &rank);
+
+    uint64_t u[U_N], ur[U_N];
+    double tm[NT];
+    memcpy(u + U_CALLS, t->calls, sizeof t->calls);
+    memcpy(u + U_BYTES, t->bytes, sizeof t->bytes);
+    memcpy(u + U_FALLBACKS, t->fallbacks, sizeof t->fallbacks);
+    u[U_LARGE] = t->large_count_calls;
+    u[U_HITS] = t->plan_cache_hits;
+    u[U_LOOKUPS] = t->plan_cache_lookups;
+    int rc = PMPI_Reduce(u, ur, U_N, MPI_UINT64_T, MPI_SUM, 0, world);
+    if (rc == MPI_SUCCESS) rc = PMPI_Reduce(t->time, tm, NT, MPI_DOUBLE, MPI_MAX, 0, world);
+    if (rc != MPI_SUCCESS || rank != 0) return rc;
+
+    if (skewshim_log_level() >= SKEWSHIM_LOG_SUMMARY) {
+        char stack[2048], tmp[32];
+        sbuf b;
+        skewshim_sb_init(&b, stack, sizeof stack);
+        skewshim_sb_cat(&b, "{\"summary\": {\"calls\": {");
+        int first = 1;
+        for (int a = 0; a < NT; a++) {
+            if (!ur[U_CALLS + a]) continue;
+            skewshim_sb_key(&b, skewshim_log_algo_name(a, tmp, sizeof tmp), first);
+            skewshim_sb_u64(&b, ur[U_CALLS + a]);
+            first = 0;
+        }
+        skewshim_sb_cat(&b, "}, \"time_s\": {");
+        first = 1;
+        for (int a = 0; a < NT; a++) {
+            if (!ur[U_CALLS + a]) continue;
+            skewshim_sb_key(&b, skewshim_log_algo_name(a, tmp, sizeof tmp), first);
+            skewshim_sb_num(&b, tm[a]);
+            first = 0;
+        }
+        skewshim_sb_cat(&b, "}, \"bytes\": {");
+        first = 1;
+        for (int a = 0; a < NT; a++) {
+            if (!ur[U_CALLS + a]) continue;
+            skewshim_sb_key(&b, skewshim_log_algo_name(a, tmp, sizeof tmp), first);
+            skewshim_sb_u64(&b, ur[U_BYTES + a]);
+            first = 0;
+        }
+        skewshim_sb_cat(&b, "}, \"fallbacks\": {");
+        first = 1;
+        for (int r = 1; r < NT; r++) {
+            if (!ur[U_FALLBACKS + r]) continue;
+            skewshim_sb_key(&b, skewshim_log_reason_name(r, tmp, sizeof tmp), first);
+            skewshim_sb_u64(&b, ur[U_FALLBACKS + r]);
+            first = 0;
+        }
+        skewshim_sb_cat(&b, "}, ");
+        skewshim_sb_key(&b, "large_count_calls", 1);
+        skewshim_sb_u64(&b, ur[U_LARGE]);
+        skewshim_sb_cat(&b, ", \"plan_cache\": {\"hits\": ");
+        skewshim_sb_u64(&b, ur[U_HITS]);
+        skewshim_sb_cat(&b, ", \"lookups\": ");
+        skewshim_sb_u64(&b, ur[U_LOOKUPS]);
+        skewshim_sb_cat(&b, "}}}\n");
+        skewshim_log_write_lines(&b);
+        skewshim_sb_free(&b);
+    }
+    if (to_stderr) summary_stderr(ur, tm);
+    return 0;
+}
