@@ -45,6 +45,26 @@ int skewshim_plan_sabre(const skewshim_matrix *m, const skewshim_topo *t,
 int skewshim_plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
                        const skewshim_params *p, int nics,
                        skewshim_sched *out, skewshim_plan_report *rep);
+/* Slice planners: exactly skewshim_sched_slice(global plan, rank), move for
+ * move and stage for stage, without building the global plan.  out_slice
+ * is initialised by the caller with skewshim_sched_init(out_slice, P, rank).
+ * *max_tmp_all_ranks (when not NULL) receives the largest tmp_bytes of any
+ * rank in the global plan, the same number on every rank, so the memory cap
+ * is decided alike everywhere.  rep as for the global planner.  Work per
+ * call: the rank-invariant decision (FAST's Birkhoff stages, SABRE's MTM
+ * and, in its highly skewed regime, Algorithm 1 for every node pair) plus a
+ * pass over the matrix for the temp layout, and the moves of only the tiles
+ * that touch the rank's node.  Returns 0, or -1 on bad arguments or
+ * allocation failure. */
+int skewshim_plan_fast_slice(const skewshim_matrix *m, const skewshim_topo *t,
+                             const skewshim_params *p, int nics, int rank,
+                             skewshim_sched *out_slice, uint64_t *max_tmp_all_ranks,
+                             skewshim_plan_report *rep);
+int skewshim_plan_sabre_slice(const skewshim_matrix *m, const skewshim_topo *t,
+                              const skewshim_params *p, int nics, int rank,
+                              skewshim_sched *out_slice, uint64_t *max_tmp_all_ranks,
+                              skewshim_plan_report *rep);
+
 /* Spread-out (FAST's baseline): every pair directly, in N-1 inter-node
  * diagonal stages; for the simulator. */
 int skewshim_plan_spread(const skewshim_matrix *m, const skewshim_topo *t,

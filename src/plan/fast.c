@@ -51,6 +51,7 @@ typedef struct ctx {
     uint64_t *cur_off;      /* [Q] bytes of the current piece already sent */
     int *cur_idx;           /* [Q] current piece of each lane */
     int pipeline;
+    int rank;               /* slice owner, or -1 for the global schedule */
 } ctx;
 
 static uint64_t lane_cut(uint64_t c, int L, int l)
@@ -63,13 +64,33 @@ static uint64_t blk(const ctx *c, int i, int j)
     return c->m->b[(size_t)i * c->m->nranks + j];
 }
 
+/* The slice planner runs the same code as the global one and keeps only the
+ * moves of its rank, so both lists agree move for move by construction. */
+static int keep(const ctx *c, int src, int dst)
+{
+    return c->rank < 0 || src == c->rank || dst == c->rank;
+}
+
+static int emit(ctx *c, int stage, int src, int src_loc, int src_blk, uint64_t src_off,
+                int dst, int dst_loc, int dst_blk, uint64_t dst_off, uint64_t bytes,
+                uint32_t flags)
+{
+    if (!keep(c, src, dst))
+        return 0;
+    return skewshim_sched_move(c->out, stage, src, src_loc, src_blk, src_off, dst, dst_loc,
+                               dst_blk, dst_off, bytes, flags);
+}
+
 /* Stage numbers of inter-node stage s and of its redistribution. */
 static int inter_stage(const ctx *c, int s) { return c->pipeline ? 1 + s : 2 + 2 * s; }
 static int redist_stage(const ctx *c, int s) { return inter_stage(c, s) + 1; }
 static int intra_stage(const ctx *c) { (void)c; return 1; }
 
-/* Split tile A -> B into lane pieces and emit the balancing moves. */
-static int build_lanes(ctx *c, int A, int B, int *npieces)
+/* Split tile A -> B into lane pieces and emit the balancing moves.  A dry
+ * run (the slice planner's pass over tiles away from its node) only lays
+ * out the pieces: no temp is allocated and nothing is emitted; donated
+ * pieces get tmp 0 so they still differ from OWN. */
+static int build_lanes(ctx *c, int A, int B, int *npieces, int dry)
 {
     const skewshim_topo *t = c->t;
     int qa = t->node_size[A], qb = t->node_size[B];
@@ -105,12 +126,15 @@ static int build_lanes(ctx *c, int A, int B, int *npieces)
                 while (!deficit[l]) l++;       /* quotas sum to V: never runs off */
                 uint64_t take = b - off < deficit[l] ? b - off : deficit[l];
                 int lr = ra[l];
-                uint64_t tmp = c->tmp_next[lr];
-                c->tmp_next[lr] += take;
+                uint64_t tmp = 0;
+                if (!dry) {
+                    tmp = c->tmp_next[lr];
+                    c->tmp_next[lr] += take;
+                    if (emit(c, 0, ra[x], SKEWSHIM_LOC_SEND, rb[y], off,
+                             lr, SKEWSHIM_LOC_TMP, -1, tmp, take, 0u))
+                        return -1;
+                }
                 c->pc[n++] = (piece){ ra[x], rb[y], off, take, tmp, l };
-                if (skewshim_sched_move(c->out, 0, ra[x], SKEWSHIM_LOC_SEND, rb[y], off,
-                                        lr, SKEWSHIM_LOC_TMP, -1, tmp, take, 0u))
-                    return -1;
                 off += take;
                 deficit[l] -= take;
             }
@@ -136,7 +160,7 @@ static int flush(ctx *c, skewshim_move *run, int *have)
     if (!*have)
         return 0;
     *have = 0;
-    return skewshim_sched_add(c->out, run);
+    return keep(c, run->src, run->dst) ? skewshim_sched_add(c->out, run) : 0;
 }
 
 /* Send `len` more bytes of lane l of tile A -> B in inter-node stage s. */
@@ -174,9 +198,9 @@ static int send_segment(ctx *c, int A, int B, int l, uint64_t len, int s)
             mv.dst_blk = -1;
             mv.dst_off = c->tmp_next[dst];
             c->tmp_next[dst] += take;
-            if (skewshim_sched_move(c->out, redist_stage(c, s), dst, SKEWSHIM_LOC_TMP, -1,
-                                    mv.dst_off, p->dst, SKEWSHIM_LOC_RECV, p->src,
-                                    p->off + at, take, 0u))
+            if (emit(c, redist_stage(c, s), dst, SKEWSHIM_LOC_TMP, -1,
+                     mv.dst_off, p->dst, SKEWSHIM_LOC_RECV, p->src,
+                     p->off + at, take, 0u))
                 return -1;
         }
         if (have && mv.src_loc == SKEWSHIM_LOC_TMP && run.src_loc == SKEWSHIM_LOC_TMP &&
@@ -200,37 +224,98 @@ static int send_segment(ctx *c, int A, int B, int l, uint64_t len, int s)
 }
 
 /* Drop stage numbers no move uses (no balancing needed, no intra traffic),
- * keeping the order, so the executor does not wait on empty stages. */
-static int compact_stages(skewshim_sched *s)
+ * keeping the order, so the executor does not wait on empty stages.  used[]
+ * ([nst]) says which uncompacted stages carry a move anywhere in the global
+ * schedule; a slice cannot see that in its own moves, so it is given. */
+static void renumber(skewshim_sched *s, unsigned char *used, int nst)
 {
-    int maxst = 0;
-    for (size_t k = 0; k < s->nmoves; k++)
-        if (s->moves[k].stage > maxst)
-            maxst = s->moves[k].stage;
-    int *map = calloc((size_t)maxst + 1, sizeof *map);
-    if (!map)
+    int *map = (int *)malloc(((size_t)nst + 1) * sizeof *map);
+    int next = 0;
+    if (map) {
+        for (int st = 0; st < nst; st++)
+            map[st] = used[st] ? next++ : -1;
+        for (size_t k = 0; k < s->nmoves; k++)
+            s->moves[k].stage = (uint16_t)map[s->moves[k].stage];
+        free(map);
+        return;
+    }
+    /* No room for a map: count on the fly (same numbers, slower). */
+    for (size_t k = 0; k < s->nmoves; k++) {
+        int st = s->moves[k].stage, n = 0;
+        for (int x = 0; x < st; x++)
+            n += used[x] != 0;
+        s->moves[k].stage = (uint16_t)n;
+    }
+}
+
+/* What a tile away from the slice's node contributes to the facts the slice
+ * still needs: how much temp it takes on each lane rank (donations) and on
+ * each peer (bytes that land on the wrong rank), added to tmp_next in the
+ * global order, whether it balances at all, and (without the pipeline, where
+ * every redistribution has its own stage) which of its Birkhoff stages
+ * redistribute.  Same piece layout as build_lanes, so the same numbers. */
+static int tile_usage(ctx *c, int A, int B, const int *ent_stage, const uint64_t *ent_bytes,
+                      int x0, int x1, int *any_balance, unsigned char *redist_used)
+{
+    const skewshim_topo *t = c->t;
+    const int *ra = t->node_ranks + t->node_first[A];
+    const int *rb = t->node_ranks + t->node_first[B];
+    int np;
+    int L = build_lanes(c, A, B, &np, 1);
+    if (L < 0)
         return -1;
-    for (size_t k = 0; k < s->nmoves; k++)
-        map[s->moves[k].stage] = 1;
-    for (int st = 0, next = 0; st <= maxst; st++)
-        map[st] = map[st] ? next++ : -1;
-    for (size_t k = 0; k < s->nmoves; k++)
-        s->moves[k].stage = (uint16_t)map[s->moves[k].stage];
-    free(map);
+    for (int l = 0; l < L; l++) {
+        uint64_t donated = 0, foreign = 0;
+        for (int k = c->lane_start[l]; k < c->lane_start[l + 1]; k++) {
+            const piece *q = &c->pc2[k];
+            if (q->tmp != OWN)
+                donated += q->len;
+            if (q->dst != rb[l])
+                foreign += q->len;
+        }
+        c->tmp_next[ra[l]] += donated;
+        c->tmp_next[rb[l]] += foreign;
+        if (donated)
+            *any_balance = 1;
+        if (!redist_used || !foreign)
+            continue;
+        /* Walk the lane's stream against its per-stage segments: a segment
+         * that overlaps a foreign piece redistributes in its stage. */
+        int k = c->lane_start[l];
+        uint64_t pos = 0, done = 0;
+        for (int x = x0; x < x1; x++) {
+            uint64_t next = done + ent_bytes[x];
+            uint64_t s0 = lane_cut(done, L, l), s1 = lane_cut(next, L, l);
+            done = next;
+            if (s0 == s1)
+                continue;
+            while (k < c->lane_start[l + 1] && pos + c->pc2[k].len <= s0)
+                pos += c->pc2[k++].len;
+            uint64_t at = pos;
+            for (int j = k; j < c->lane_start[l + 1] && at < s1; at += c->pc2[j++].len)
+                if (c->pc2[j].dst != rb[l]) {
+                    redist_used[ent_stage[x]] = 1;
+                    break;
+                }
+        }
+    }
     return 0;
 }
 
-int skewshim_plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
-                       const skewshim_params *p, int nics,
-                       skewshim_sched *out, skewshim_plan_report *rep)
+/* One planner for both: rank < 0 builds the global schedule, else only the
+ * moves of `rank` (with *max_tmp the largest temp of any rank). */
+static int plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
+                     const skewshim_params *p, int rank, skewshim_sched *out,
+                     uint64_t *max_tmp, skewshim_plan_report *rep)
 {
-    (void)nics;     /* lanes are ranks: FAST assumes one NIC per GPU */
     int P = m->nranks, N = t->nnodes, Q = t->max_per_node;
-    if (P != t->nranks || P < 1)
+    if (P != t->nranks || P < 1 || out->nranks != P || rank >= P)
         return -1;
     size_t NN = (size_t)N * N;
     int rc = -1;
-    ctx c = { .m = m, .t = t, .out = out, .pipeline = p ? p->fast_pipeline : 1 };
+    int R = rank >= 0 ? t->node_of[rank] : -1;
+    ctx c = { .m = m, .t = t, .out = out, .pipeline = p ? p->fast_pipeline : 1,
+              .rank = rank };
     skewshim_bvn bvn = { 0 };
     uint64_t *D = calloc(NN, sizeof *D), *rem = calloc(NN, sizeof *rem);
     int *cnt = calloc(NN + 1, sizeof *cnt);
@@ -242,18 +327,24 @@ int skewshim_plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
     c.deficit = calloc((size_t)Q + 1, sizeof *c.deficit);
     c.cur_off = calloc((size_t)Q + 1, sizeof *c.cur_off);
     c.cur_idx = calloc((size_t)Q + 1, sizeof *c.cur_idx);
+    uint64_t *saved = malloc(2 * ((size_t)Q + 1) * sizeof *saved);
     int *ks = NULL, *ent_stage = NULL;
     uint64_t *ent_bytes = NULL;
+    unsigned char *used = NULL;
     if (!D || !rem || !cnt || !c.tmp_next || !c.pc || !c.pc2 || !c.lane_start ||
-        !c.deficit || !c.cur_off || !c.cur_idx)
+        !c.deficit || !c.cur_off || !c.cur_idx || !saved)
         goto done;
 
-    for (int i = 0; i < P; i++)
-        for (int j = 0; j < P; j++) {
-            int a = t->node_of[i], b = t->node_of[j];
-            if (a != b)
-                D[(size_t)a * N + b] += m->b[(size_t)i * P + j];
-        }
+    /* Row by row through node blocks: one node lookup per row, not per
+     * block. */
+    for (int i = 0; i < P; i++) {
+        int a = t->node_of[i];
+        const uint64_t *row = m->b + (size_t)i * P;
+        uint64_t *drow = D + (size_t)a * N;
+        for (int j = 0; j < P; j++)
+            drow[t->node_of[j]] += row[j];
+        drow[a] = 0;
+    }
     if (skewshim_bvn_decompose(D, N, &bvn))
         goto done;
 
@@ -324,45 +415,133 @@ int skewshim_plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
         }
     /* cnt[e] now ends tile e's list; cnt[e - 1] (or 0) starts it. */
 
+    /* Global facts a slice needs to number its stages as the global plan
+     * does: which stages carry anything anywhere. */
+    int nst = redist_stage(&c, nreal) + 1;
+    used = calloc((size_t)nst + 1, 1);
+    unsigned char *redist_used = NULL;
+    if (!used)
+        goto done;
+    if (rank >= 0 && !c.pipeline) {
+        redist_used = calloc((size_t)nreal + 1, 1);
+        if (!redist_used)
+            goto done;
+    }
+    int any_balance = 0;
+
     for (int a = 0; a < N; a++)
         for (int b = 0; b < N; b++) {
             size_t e = (size_t)a * N + b;
             if (a == b || !D[e])
                 continue;
-            int np;
-            int L = build_lanes(&c, a, b, &np);
-            if (L < 0)
-                goto done;
-            for (int l = 0; l < L; l++) {
-                c.cur_idx[l] = c.lane_start[l];
-                c.cur_off[l] = 0;
-            }
-            uint64_t done_bytes = 0;
-            for (int x = e ? cnt[e - 1] : 0; x < cnt[e]; x++) {
-                uint64_t next = done_bytes + ent_bytes[x];
-                for (int l = 0; l < L; l++) {
-                    uint64_t len = lane_cut(next, L, l) - lane_cut(done_bytes, L, l);
-                    if (len && send_segment(&c, a, b, l, len, ent_stage[x]))
-                        goto done;
+            int x0 = e ? cnt[e - 1] : 0, x1 = cnt[e];
+            int mine = rank < 0 || a == R || b == R;
+            const int *ra = t->node_ranks + t->node_first[a];
+            const int *rb = t->node_ranks + t->node_first[b];
+            int qa = t->node_size[a], qb = t->node_size[b];
+            if (rank >= 0) {
+                /* The slice replays its tiles on a copy of the temp cursors
+                 * (it emits only some lanes); tile_usage then advances the
+                 * real ones for every tile alike. */
+                if (mine) {
+                    for (int x = 0; x < qa; x++) saved[x] = c.tmp_next[ra[x]];
+                    for (int y = 0; y < qb; y++) saved[qa + y] = c.tmp_next[rb[y]];
                 }
-                done_bytes = next;
+            }
+            if (mine) {
+                int np;
+                int L = build_lanes(&c, a, b, &np, 0);
+                if (L < 0)
+                    goto done;
+                /* From the slice's own node only its own lane sends. */
+                int l0 = 0, l1 = L;
+                if (rank >= 0 && a == R) {
+                    l0 = t->local_of[rank];
+                    l1 = l0 < L ? l0 + 1 : l0;
+                }
+                for (int l = 0; l < L; l++) {
+                    c.cur_idx[l] = c.lane_start[l];
+                    c.cur_off[l] = 0;
+                }
+                uint64_t done_bytes = 0;
+                for (int x = x0; x < x1; x++) {
+                    uint64_t next = done_bytes + ent_bytes[x];
+                    for (int l = l0; l < l1; l++) {
+                        uint64_t len = lane_cut(next, L, l) - lane_cut(done_bytes, L, l);
+                        if (len && send_segment(&c, a, b, l, len, ent_stage[x]))
+                            goto done_free;
+                    }
+                    done_bytes = next;
+                }
+            }
+            if (rank >= 0) {
+                if (mine) {
+                    for (int x = 0; x < qa; x++) c.tmp_next[ra[x]] = saved[x];
+                    for (int y = 0; y < qb; y++) c.tmp_next[rb[y]] = saved[qa + y];
+                }
+                if (tile_usage(&c, a, b, ent_stage, ent_bytes, x0, x1, &any_balance,
+                               redist_used))
+                    goto done_free;
             }
         }
 
-    for (int i = 0; i < P; i++)
-        for (int j = 0; j < P; j++)
-            if (t->node_of[i] == t->node_of[j] &&
-                skewshim_sched_move(out, intra_stage(&c), i, SKEWSHIM_LOC_SEND, j, 0,
-                                    j, SKEWSHIM_LOC_RECV, i, 0, m->b[(size_t)i * P + j], 0u))
-                goto done;
-    if (compact_stages(out) || skewshim_sched_finish(out))
-        goto done;
+    int any_intra = 0;
+    if (rank < 0) {
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < P; j++)
+                if (t->node_of[i] == t->node_of[j] &&
+                    emit(&c, intra_stage(&c), i, SKEWSHIM_LOC_SEND, j, 0,
+                         j, SKEWSHIM_LOC_RECV, i, 0, m->b[(size_t)i * P + j], 0u))
+                    goto done_free;
+        for (size_t k = 0; k < out->nmoves; k++)
+            used[out->moves[k].stage] = 1;
+    } else {
+        /* Node ranks are listed in increasing order, so this is the global
+         * (i, j) order restricted to the slice's node. */
+        const int *rr = t->node_ranks + t->node_first[R];
+        int q = t->node_size[R];
+        for (int x = 0; x < q; x++)
+            for (int y = 0; y < q; y++)
+                if (emit(&c, intra_stage(&c), rr[x], SKEWSHIM_LOC_SEND, rr[y], 0,
+                         rr[y], SKEWSHIM_LOC_RECV, rr[x], 0,
+                         m->b[(size_t)rr[x] * P + rr[y]], 0u))
+                    goto done_free;
+        for (int n = 0; n < N && !any_intra; n++) {
+            const int *nr = t->node_ranks + t->node_first[n];
+            for (int x = 0; x < t->node_size[n] && !any_intra; x++)
+                for (int y = 0; y < t->node_size[n]; y++)
+                    if (m->b[(size_t)nr[x] * P + nr[y]]) {
+                        any_intra = 1;
+                        break;
+                    }
+        }
+        used[0] = (unsigned char)any_balance;
+        used[intra_stage(&c)] = (unsigned char)any_intra;
+        for (int s = 0; s < nreal; s++) {
+            used[inter_stage(&c, s)] = 1;
+            /* With the pipeline a redistribution shares the next inter
+             * stage, and the last one is the last stage number, so its use
+             * renumbers nothing; marking it is harmless. */
+            used[redist_stage(&c, s)] |= redist_used ? redist_used[s] : 1;
+        }
+        uint64_t mt = 0;
+        for (int i = 0; i < P; i++)
+            if (c.tmp_next[i] > mt)
+                mt = c.tmp_next[i];
+        if (max_tmp)
+            *max_tmp = mt;
+    }
+    renumber(out, used, nst);
+    if (skewshim_sched_finish(out))
+        goto done_free;
     if (rep) {
         rep->regime = -1;
         rep->stages = nreal;
         rep->mtm = 0.0;
     }
     rc = 0;
+done_free:
+    free(redist_used);
 done:
     skewshim_bvn_free(&bvn);
     free(D);
@@ -371,6 +550,8 @@ done:
     free(ks);
     free(ent_stage);
     free(ent_bytes);
+    free(used);
+    free(saved);
     free(c.tmp_next);
     free(c.pc);
     free(c.pc2);
@@ -379,4 +560,23 @@ done:
     free(c.cur_off);
     free(c.cur_idx);
     return rc;
+}
+
+int skewshim_plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
+                       const skewshim_params *p, int nics,
+                       skewshim_sched *out, skewshim_plan_report *rep)
+{
+    (void)nics;     /* lanes are ranks: FAST assumes one NIC per GPU */
+    return plan_fast(m, t, p, -1, out, NULL, rep);
+}
+
+int skewshim_plan_fast_slice(const skewshim_matrix *m, const skewshim_topo *t,
+                             const skewshim_params *p, int nics, int rank,
+                             skewshim_sched *out_slice, uint64_t *max_tmp_all_ranks,
+                             skewshim_plan_report *rep)
+{
+    (void)nics;
+    if (rank < 0 || !out_slice || out_slice->rank != rank)
+        return -1;
+    return plan_fast(m, t, p, rank, out_slice, max_tmp_all_ranks, rep);
 }
