@@ -34,7 +34,7 @@ static int before(const uint64_t *bytes, int a, int b)
 }
 
 /* Heapsort needs no allocation and no qsort context pointer; the order is
- * total, so instability does not matter. */
+ * total, so instability does not matter.  The fallback of sort_items. */
 static void sift_down(const uint64_t *bytes, int *ord, int root, int n)
 {
     for (;;) {
@@ -53,7 +53,7 @@ static void sift_down(const uint64_t *bytes, int *ord, int root, int n)
     }
 }
 
-static void sort_items(const uint64_t *bytes, int *ord, int n)
+static void heap_sort(const uint64_t *bytes, int *ord, int n)
 {
     for (int i = n / 2 - 1; i >= 0; i--)
         sift_down(bytes, ord, i, n);
@@ -63,6 +63,68 @@ static void sort_items(const uint64_t *bytes, int *ord, int n)
         ord[end] = t;
         sift_down(bytes, ord, 0, end);
     }
+}
+
+/* The order is total (no two items compare equal), so every correct sort
+ * yields the same permutation: the algorithm is free to choose, and the
+ * planner calls this once per node pair, so speed matters.  Quicksort with
+ * insertion sort for short runs, falling back to heapsort when it recurses
+ * too deep, so the worst case stays n log n. */
+static void insertion_sort(const uint64_t *bytes, int *ord, int n)
+{
+    for (int i = 1; i < n; i++) {
+        int x = ord[i], j = i;
+        uint64_t bx = bytes[x];
+        while (j > 0 && (bytes[ord[j - 1]] < bx || (bytes[ord[j - 1]] == bx && ord[j - 1] > x))) {
+            ord[j] = ord[j - 1];
+            j--;
+        }
+        ord[j] = x;
+    }
+}
+
+static void quick_sort(const uint64_t *bytes, int *ord, int n, int depth)
+{
+    while (n > 16) {
+        if (depth-- == 0) {
+            heap_sort(bytes, ord, n);
+            return;
+        }
+        /* Median of three to the front as the pivot. */
+        int mid = n / 2, last = n - 1, t;
+        if (before(bytes, ord[mid], ord[0])) { t = ord[mid]; ord[mid] = ord[0]; ord[0] = t; }
+        if (before(bytes, ord[last], ord[0])) { t = ord[last]; ord[last] = ord[0]; ord[0] = t; }
+        if (before(bytes, ord[last], ord[mid])) { t = ord[last]; ord[last] = ord[mid]; ord[mid] = t; }
+        t = ord[mid]; ord[mid] = ord[0]; ord[0] = t;
+        int pv = ord[0], i = 0, j = n;
+        for (;;) {
+            do i++; while (i < n && before(bytes, ord[i], pv));
+            do j--; while (before(bytes, pv, ord[j]));
+            if (i >= j)
+                break;
+            t = ord[i]; ord[i] = ord[j]; ord[j] = t;
+        }
+        ord[0] = ord[j];
+        ord[j] = pv;
+        /* Recurse into the smaller side, loop on the larger. */
+        if (j < n - 1 - j) {
+            quick_sort(bytes, ord, j, depth);
+            ord += j + 1;
+            n -= j + 1;
+        } else {
+            quick_sort(bytes, ord + j + 1, n - j - 1, depth);
+            n = j;
+        }
+    }
+    insertion_sort(bytes, ord, n);
+}
+
+static void sort_items(const uint64_t *bytes, int *ord, int n)
+{
+    int depth = 0;
+    for (int k = n; k > 1; k >>= 1)
+        depth += 2;
+    quick_sort(bytes, ord, n, depth);
 }
 
 static int least_loaded(const uint64_t *load, int nlanes)
