@@ -15,6 +15,7 @@
 #include "core/plan_cache.h"
 #include "device.h"
 #include "exec.h"
+#include "log.h"
 #include "plan.h"
 #include "sim.h"
 
@@ -43,39 +44,46 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
     return rc == MPI_SUCCESS ? 0 : -1;
 }
 
+/* Each rank plans only its own slice (the slice planners give exactly the
+ * slice of the global plan, and the largest temp of any rank); the global
+ * plan is built only when per-call logging wants its simulated time. */
 static int make_plan(const skewshim_call *c, skewshim_plan_entry *e, const skewshim_matrix *m)
 {
     const skewshim_topo *t = &c->cs->topo;
     int nics = skewshim_g.policy.nics_per_node;
-    skewshim_sched g;
-    if (skewshim_sched_init(&g, c->size, -1))
-        return -1;
-    skewshim_global_planner plan =
-        c->algo == SKEWSHIM_ALGO_SABRE ? skewshim_plan_sabre : skewshim_plan_fast;
+    int sabre = c->algo == SKEWSHIM_ALGO_SABRE;
     memset(&e->rep, 0, sizeof e->rep);
     e->rep.regime = -1;
-    if (plan(m, t, c->params, nics, &g, &e->rep)) {
-        skewshim_sched_free(&g);
+    if (skewshim_sched_init(&e->slice, c->size, c->rank))
         return -1;
-    }
-    e->max_tmp = 0;
-    for (int r = 0; r < c->size; r++)
-        if (g.tmp_bytes[r] > e->max_tmp)
-            e->max_tmp = g.tmp_bytes[r];
-    skewshim_sim_model mo = {
-        .B1 = c->params->model_intra_bw,
-        .B2 = c->params->model_inter_bw,
-        .m = nics,
-        .latency = c->params->model_latency,
-        .barrier = 0,
-    };
+    int rc = sabre ? skewshim_plan_sabre_slice(m, t, c->params, nics, c->rank, &e->slice,
+                                               &e->max_tmp, &e->rep)
+                   : skewshim_plan_fast_slice(m, t, c->params, nics, c->rank, &e->slice,
+                                              &e->max_tmp, &e->rep);
+    if (rc)
+        return -1;
     e->t_lb = skewshim_lower_bound(m, t, nics, c->params->model_inter_bw);
-    e->t_pred = skewshim_sim_time(&g, t, &mo, NULL);
-    if (e->t_pred < 0)
-        e->t_pred = 0;
-    int rc = skewshim_sched_slice(&g, c->rank, &e->slice);
-    skewshim_sched_free(&g);
-    return rc;
+    e->t_pred = 0;
+    if (skewshim_log_level() >= SKEWSHIM_LOG_CALLS) {
+        skewshim_sched g;
+        if (skewshim_sched_init(&g, c->size, -1))
+            return -1;
+        skewshim_global_planner plan = sabre ? skewshim_plan_sabre : skewshim_plan_fast;
+        if (plan(m, t, c->params, nics, &g, NULL) == 0) {
+            skewshim_sim_model mo = {
+                .B1 = c->params->model_intra_bw,
+                .B2 = c->params->model_inter_bw,
+                .m = nics,
+                .latency = c->params->model_latency,
+                .barrier = 0,
+            };
+            e->t_pred = skewshim_sim_time(&g, t, &mo, NULL);
+            if (e->t_pred < 0)
+                e->t_pred = 0;
+        }
+        skewshim_sched_free(&g);
+    }
+    return 0;
 }
 
 /* Gathers the matrix and plans (or finds the cached plan); the largest temp
