@@ -1,0 +1,287 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+/* The buffers of one point and their check: recognisable data, gaps and
+ * permuted displacements, host or device memory, and the byte-for-byte
+ * verification of every algorithm against PMPI_Alltoallv before it is
+ * timed. */
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SKEWSHIM_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "bench.h"
+
+#define SENTINEL 0xA5   /* receive bytes nobody should write */
+
+/* ---- buffers: recognisable data, gaps, permuted displacements ---- */
+
+/* The content of byte b of the block rank src sends rank dst.  A hash of
+ * all three, so a block delivered to the wrong place or shifted by any
+ * amount is caught, not only a missing one. */
+static uint64_t pat_word(int src, int dst, uint64_t w)
+{
+    uint64_t z = (uint64_t)src * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dst * 0xc2b2ae3d27d4eb4fULL ^
+                 (w + 1) * 0x165667b19e3779f9ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void pat_fill(unsigned char *p, int src, int dst, size_t nbytes)
+{
+    for (size_t b = 0; b < nbytes; b += 8) {
+        uint64_t w = pat_word(src, dst, b / 8);
+        for (size_t k = 0; k < 8 && b + k < nbytes; k++)
+            p[b + k] = (unsigned char)(w >> (8 * k));
+    }
+}
+
+/* Block order in the buffer is a seeded permutation of the ranks, with a
+ * gap of 1..3 elements before each block: a schedule that assumes blocks
+ * are contiguous and in rank order writes the wrong place or a gap. */
+static int place_blocks(const int *count, int *displ, int P, uint64_t seed, size_t *total)
+{
+    int *order = malloc((size_t)P * sizeof *order);
+    if (!order)
+        return -1;
+    for (int j = 0; j < P; j++)
+        order[j] = j;
+    uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+    for (int j = P - 1; j > 0; j--) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int r = (int)(x % (uint64_t)(j + 1));
+        int t = order[j];
+        order[j] = order[r];
+        order[r] = t;
+    }
+    uint64_t off = 0;
+    for (int k = 0; k < P; k++) {
+        int j = order[k];
+        off += 1 + (uint64_t)(j + k) % 3;
+        displ[j] = (int)(off > INT_MAX ? INT_MAX : off);
+        off += (uint64_t)count[j];
+        if (off > INT_MAX) {
+            free(order);
+            return -2;   /* MPI_Alltoallv displacements are int */
+        }
+    }
+    *total = (size_t)off + 1;
+    free(order);
+    return 0;
+}
+
+void skewshim_bench_layout_free(layout *L)
+{
+    free(L->scount); free(L->sdispl); free(L->rcount); free(L->rdispl);
+    free(L->sbuf); free(L->spristine); free(L->rbuf); free(L->rref); free(L->rexp);
+#ifdef SKEWSHIM_HAVE_CUDA
+    if (L->dsbuf)
+        cudaFree(L->dsbuf);
+    if (L->drbuf)
+        cudaFree(L->drbuf);
+#endif
+    memset(L, 0, sizeof *L);
+}
+
+/* Returns 0, -1 out of memory, -2 counts beyond int. */
+int skewshim_bench_layout_build(layout *L, const opts *o, const uint64_t *counts, int P, int me)
+{
+    memset(L, 0, sizeof *L);
+    L->scount = malloc((size_t)P * sizeof(int));
+    L->sdispl = malloc((size_t)P * sizeof(int));
+    L->rcount = malloc((size_t)P * sizeof(int));
+    L->rdispl = malloc((size_t)P * sizeof(int));
+    if (!L->scount || !L->sdispl || !L->rcount || !L->rdispl)
+        return -1;
+    for (int j = 0; j < P; j++) {
+        uint64_t s = counts[(size_t)me * P + j], r = counts[(size_t)j * P + me];
+        if (s > INT_MAX || r > INT_MAX)
+            return -2;
+        L->scount[j] = (int)s;
+        L->rcount[j] = (int)r;
+    }
+    size_t se, re;
+    int rc = place_blocks(L->scount, L->sdispl, P, o->seed ^ (uint64_t)me << 20, &se);
+    if (rc == 0)
+        rc = place_blocks(L->rcount, L->rdispl, P, o->seed ^ (uint64_t)me << 20 ^ 0x5bd1e995, &re);
+    if (rc)
+        return rc;
+    size_t ts = (size_t)o->tsize;
+    L->sbytes = se * ts;
+    L->rbytes = re * ts;
+    L->sbuf = malloc(L->sbytes);
+    L->spristine = malloc(L->sbytes);
+    L->rbuf = malloc(L->rbytes);
+    L->rref = malloc(L->rbytes);
+    L->rexp = malloc(L->rbytes);
+    if (!L->sbuf || !L->spristine || !L->rbuf || !L->rref || !L->rexp)
+        return -1;
+    memset(L->sbuf, SENTINEL, L->sbytes);
+    memset(L->rexp, SENTINEL, L->rbytes);
+    for (int j = 0; j < P; j++) {
+        pat_fill(L->sbuf + (size_t)L->sdispl[j] * ts, me, j, (size_t)L->scount[j] * ts);
+        pat_fill(L->rexp + (size_t)L->rdispl[j] * ts, j, me, (size_t)L->rcount[j] * ts);
+    }
+    memcpy(L->spristine, L->sbuf, L->sbytes);
+#ifdef SKEWSHIM_HAVE_CUDA
+    if (o->device) {
+        if (cudaMalloc(&L->dsbuf, L->sbytes) != cudaSuccess ||
+            cudaMalloc(&L->drbuf, L->rbytes) != cudaSuccess)
+            return -1;
+        cudaMemcpy(L->dsbuf, L->sbuf, L->sbytes, cudaMemcpyHostToDevice);
+    }
+#endif
+    return 0;
+}
+
+void *skewshim_bench_send_ptr(const opts *o, layout *L)
+{
+    return o->device ? L->dsbuf : L->sbuf;
+}
+
+void *skewshim_bench_recv_ptr(const opts *o, layout *L)
+{
+    return o->device ? L->drbuf : L->rbuf;
+}
+
+void skewshim_bench_device_sync(const opts *o)
+{
+#ifdef SKEWSHIM_HAVE_CUDA
+    if (o->device)
+        cudaDeviceSynchronize();
+#else
+    (void)o;
+#endif
+}
+
+int skewshim_bench_device_setup(const opts *o, MPI_Comm comm)
+{
+    if (!o->device)
+        return 0;
+#ifdef SKEWSHIM_HAVE_CUDA
+    MPI_Comm local;
+    int lrank = 0, ndev = 0;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &lrank);
+    MPI_Comm_free(&local);
+    int ok = cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0 &&
+             cudaSetDevice(lrank % ndev) == cudaSuccess;
+    int all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+    if (!all && skewshim_bench_rank == 0)
+        fprintf(stderr, "skewshim-bench: --device: no usable CUDA device on some rank\n");
+    return all ? 0 : -1;
+#else
+    (void)comm;
+    if (skewshim_bench_rank == 0)
+        fprintf(stderr, "skewshim-bench: --device needs a build with CUDA (configure found "
+                "no CUDA runtime); this build times host buffers only\n");
+    return -1;
+#endif
+}
+
+/* ---- verification ---- */
+
+static void describe_offset(const layout *L, const opts *o, int P, size_t off,
+                            char *out, size_t len)
+{
+    size_t ts = (size_t)o->tsize;
+    for (int s = 0; s < P; s++) {
+        size_t lo = (size_t)L->rdispl[s] * ts, hi = lo + (size_t)L->rcount[s] * ts;
+        if (off >= lo && off < hi) {
+            snprintf(out, len, "in the block from rank %d, element %zu of %d", s,
+                     (off - lo) / ts, L->rcount[s]);
+            return;
+        }
+    }
+    snprintf(out, len, "in a gap between blocks (written where nothing was sent)");
+}
+
+static size_t first_diff(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (a[k] != b[k])
+            return k;
+    return n;
+}
+
+/* Collective over comm; aborts the job on any mismatch.  what: the item's
+ * label, or NULL for the reference itself. */
+static void verify_or_abort(const opts *o, layout *L, const unsigned char *got,
+                            const unsigned char *want, const char *what,
+                            const char *wl, uint64_t S, MPI_Comm comm)
+{
+    int P = skewshim_bench_size;
+    int bad = 0;
+    char where[160], msg[400];
+    size_t off = first_diff(got, want, L->rbytes);
+    if (off < L->rbytes) {
+        bad = 1;
+        describe_offset(L, o, P, off, where, sizeof where);
+        snprintf(msg, sizeof msg, "receive buffer byte %zu %s: got 0x%02x, want 0x%02x",
+                 off, where, got[off], want[off]);
+    } else if (what && (off = first_diff(L->sbuf, L->spristine, L->sbytes)) < L->sbytes) {
+        bad = 1;
+        snprintf(msg, sizeof msg, "the send buffer was modified at byte %zu", off);
+    }
+    int any = 0;
+    PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (!any)
+        return;
+    if (bad)
+        fprintf(stderr, "skewshim-bench: rank %d: %s, %s, S=%llu: %s\n", skewshim_bench_rank,
+                what ? what : "reference PMPI_Alltoallv", wl, (unsigned long long)S, msg);
+    fflush(stderr);
+    PMPI_Barrier(comm);
+    if (skewshim_bench_rank == 0)
+        fprintf(stderr, "skewshim-bench: VERIFICATION FAILED: %s on %s, S=%llu bytes: "
+                "%s (per-rank details above); aborting, a wrong result is never timed\n",
+                what ? what : "PMPI_Alltoallv", wl, (unsigned long long)S,
+                what ? "result differs from PMPI_Alltoallv on the same inputs, or the "
+                       "send buffer was modified"
+                     : "the reference differs from the pattern the bench sent");
+    fflush(stderr);
+    MPI_Abort(comm, 3);
+}
+
+/* The reference: PMPI_Alltoallv on host buffers, held to the pattern the
+ * bench itself computed (this catches a layout bug in the bench). */
+void skewshim_bench_run_reference(const opts *o, layout *L, const char *wl, uint64_t S,
+                                  MPI_Comm comm)
+{
+    memset(L->rref, SENTINEL, L->rbytes);
+    PMPI_Alltoallv(L->sbuf, L->scount, L->sdispl, o->type, L->rref, L->rcount, L->rdispl,
+                   o->type, comm);
+    verify_or_abort(o, L, L->rref, L->rexp, NULL, wl, S, comm);
+}
+
+void skewshim_bench_run_item_checked(const opts *o, item *it, layout *L, const char *wl, uint64_t S,
+                                     MPI_Comm comm)
+{
+    memset(L->rbuf, SENTINEL, L->rbytes);
+#ifdef SKEWSHIM_HAVE_CUDA
+    if (o->device)
+        cudaMemset(L->drbuf, SENTINEL, L->rbytes);
+#endif
+    skewshim_bench_item_apply(it);
+    MPI_Alltoallv(skewshim_bench_send_ptr(o, L), L->scount, L->sdispl, o->type,
+                  skewshim_bench_recv_ptr(o, L), L->rcount, L->rdispl, o->type, comm);
+    skewshim_bench_device_sync(o);
+    skewshim_bench_note_last(it);
+    skewshim_bench_item_restore(o, it);
+#ifdef SKEWSHIM_HAVE_CUDA
+    if (o->device) {
+        cudaMemcpy(L->rbuf, L->drbuf, L->rbytes, cudaMemcpyDeviceToHost);
+        cudaMemcpy(L->sbuf, L->dsbuf, L->sbytes, cudaMemcpyDeviceToHost);
+    }
+#endif
+    verify_or_abort(o, L, L->rbuf, L->rref, it->label, wl, S, comm);
+}

@@ -1,0 +1,169 @@
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+/* What rank 0 prints: the header (reproduce line, run, MPI library, column
+ * heads), then per point the median/min/max over iterations, the ratio to
+ * native and the status, as a table and optionally as CSV. */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "bench.h"
+#include "skewshim.h"
+
+static int g_label_width = 30;   /* widest algo label, for aligned columns */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct stats { double median, min, max; } stats;
+
+static stats stats_of(double *v, int n)
+{
+    stats s;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    s.min = v[0];
+    s.max = v[n - 1];
+    s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return s;
+}
+
+static void csv_field(FILE *f, const char *s, int last)
+{
+    if (strpbrk(s, ",\"")) {
+        fputc('"', f);
+        for (; *s; s++) {
+            if (*s == '"')
+                fputc('"', f);
+            fputc(*s, f);
+        }
+        fputc('"', f);
+    } else {
+        fputs(s, f);
+    }
+    fputc(last ? '\n' : ',', f);
+}
+
+/* A fallback must never read as a result of the algorithm asked for. */
+static void status_of(const opts *o, const item *x, char *out, size_t len)
+{
+    if (x->fallbacks == o->iters)
+        snprintf(out, len, "FALLBACK(%s)", x->reason);
+    else if (x->fallbacks)
+        snprintf(out, len, "FALLBACK(%s)x%d/%d", x->reason, x->fallbacks, o->iters);
+    else if (strcmp(x->algo, "auto") == 0 || strcmp(x->algo, x->ran) != 0)
+        snprintf(out, len, "ran=%s", x->ran);
+    else
+        snprintf(out, len, "ok");
+}
+
+void skewshim_bench_report(const opts *o, const double *tmax, const char *wl, uint64_t S,
+                           int q, FILE *csv)
+{
+    int n = o->nitems;
+    double *col = malloc((size_t)o->iters * sizeof *col);
+    stats *st = malloc((size_t)n * sizeof *st);
+    if (!col || !st) {
+        free(col);
+        free(st);
+        return;
+    }
+    double native = -1;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < o->iters; k++)
+            col[k] = tmax[(size_t)k * n + i] * 1e6;
+        st[i] = stats_of(col, o->iters);
+        if (native < 0 && strcmp(o->items[i].algo, "native") == 0)
+            native = st[i].median;
+    }
+    for (int i = 0; i < n; i++) {
+        const item *x = &o->items[i];
+        char ratio[32], status[128];
+        if (native > 0)
+            snprintf(ratio, sizeof ratio, "%.3f", st[i].median / native);
+        else
+            snprintf(ratio, sizeof ratio, "-");
+        status_of(o, x, status, sizeof status);
+        printf("%-18s %9llu  %-*s %11.2f %11.2f %11.2f %7s  %s\n", wl,
+               (unsigned long long)S, g_label_width, x->label, st[i].median, st[i].min, st[i].max, ratio,
+               status);
+        if (csv) {
+            char num[64];
+            csv_field(csv, wl, 0);
+            fprintf(csv, "%d,%d,%s,%llu,", skewshim_bench_size, q, o->type_name,
+                    (unsigned long long)S);
+            csv_field(csv, x->label, 0);
+            for (int k = 0; k < 3; k++) {
+                double v = k == 0 ? st[i].median : k == 1 ? st[i].min : st[i].max;
+                snprintf(num, sizeof num, "%.3f", v);
+                csv_field(csv, num, 0);
+            }
+            csv_field(csv, ratio, 0);
+            csv_field(csv, status, 1);
+        }
+    }
+    fflush(stdout);
+    if (csv)
+        fflush(csv);
+    free(col);
+    free(st);
+}
+
+static void print_reproduce(int argc, char **argv)
+{
+    printf("# reproduce: mpiexec -n %d", skewshim_bench_size);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                            "0123456789_./:=,+-@%") == strlen(a)) {
+            printf(" %s", a);
+            continue;
+        }
+        /* Single quotes make any argument literal for a POSIX shell. */
+        printf(" '");
+        for (; *a; a++)
+            if (*a == '\'')
+                printf("'\\''");
+            else
+                putchar(*a);
+        printf("'");
+    }
+    printf("\n");
+}
+
+/* The lines above the table and the CSV's column heads (rank 0). */
+void skewshim_bench_print_header(const opts *o, int q, int argc, char **argv, FILE *csv)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, "\n,")] = '\0';
+    print_reproduce(argc, argv);
+    char qs[16];
+    snprintf(qs, sizeof qs, q ? "%d" : "policy", q);
+    printf("# skewshim-bench %s: P=%d ranks_per_node=%s type=%s(%d B) iters=%d "
+           "warmup=%d seed=%llu buffers=%s\n# mpi: %s\n", SKEWSHIM_VERSION, skewshim_bench_size,
+           qs, o->type_name, o->tsize, o->iters, o->warmup,
+           (unsigned long long)o->seed, o->device ? "device" : "host", lib);
+    if (skewshim_bench_size == 1)
+        printf("# warning: one rank; was the launcher from the MPI this was built with?\n");
+    printf("# times in us: max over ranks per iteration, then median/min/max over "
+           "iterations; ratio = median / native median\n");
+    for (int i = 0; i < o->nitems; i++)
+        if ((int)strlen(o->items[i].label) > g_label_width)
+            g_label_width = (int)strlen(o->items[i].label);
+    printf("%-18s %9s  %-*s %11s %11s %11s %7s  %s\n", "workload", "S_bytes",
+           g_label_width, "algo",
+           "median_us", "min_us", "max_us", "ratio", "status");
+    if (csv)
+        fprintf(csv, "workload,P,ranks_per_node,type,S_bytes,algo,median_us,min_us,"
+                     "max_us,ratio,status\n");
+    fflush(stdout);
+}
