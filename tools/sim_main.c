@@ -40,7 +40,7 @@ typedef struct opts {
 } opts;
 
 typedef struct result {
-    double time, plan_s;
+    double time, plan_s, slice_s;
     int stages, ok;
     uint64_t messages;
 } result;
@@ -97,6 +97,20 @@ static result run_one(const planner_entry *pe, const skewshim_matrix *m,
     double t0 = now();
     int rc = pe->fn(m, t, &p, mo->m, &s, &rep);
     r.plan_s = now() - t0;
+    /* What each rank of the shim runs: the slice planner, here for rank 0. */
+    int (*slice)(const skewshim_matrix *, const skewshim_topo *, const skewshim_params *, int,
+                 int, skewshim_sched *, uint64_t *, skewshim_plan_report *) =
+        pe->fn == skewshim_plan_fast ? skewshim_plan_fast_slice
+        : pe->fn == skewshim_plan_sabre ? skewshim_plan_sabre_slice : NULL;
+    r.slice_s = -1;
+    skewshim_sched sl;
+    if (slice && skewshim_sched_init(&sl, m->nranks, 0) == 0) {
+        uint64_t mt;
+        t0 = now();
+        if (slice(m, t, &p, mo->m, 0, &sl, &mt, NULL) == 0)
+            r.slice_s = now() - t0;
+        skewshim_sched_free(&sl);
+    }
     if (rc == 0) {
         skewshim_sim_detail d;
         r.time = skewshim_sim_time(&s, t, mo, &d);
@@ -128,8 +142,8 @@ static int single(const opts *o)
            "latency=%g s%s\n", (unsigned long long)o->S, o->seed, mo.B2, mo.B1, o->ratio,
            nics, o->latency, o->barrier ? ", stage barriers" : "");
     printf("# T_LB = %.6f ms\n", lb * 1e3);
-    printf("%-10s %14s %10s %8s %10s %10s\n", "planner", "time_ms", "time/T_LB", "stages",
-           "messages", "plan_ms");
+    printf("%-10s %14s %10s %8s %10s %10s %10s\n", "planner", "time_ms", "time/T_LB", "stages",
+           "messages", "plan_ms", "r0_ms");
     char list[256];
     snprintf(list, sizeof list, "%s", o->planners);
     int rc = 0;
@@ -147,9 +161,12 @@ static int single(const opts *o)
             rc = 1;
             continue;
         }
-        printf("%-10s %14.6f %10.4f %8d %10llu %10.3f\n", name, r.time * 1e3,
+        char r0[32] = "-";
+        if (r.slice_s >= 0)
+            snprintf(r0, sizeof r0, "%.3f", r.slice_s * 1e3);
+        printf("%-10s %14.6f %10.4f %8d %10llu %10.3f %10s\n", name, r.time * 1e3,
                lb > 0 ? r.time / lb : 1.0, r.stages, (unsigned long long)r.messages,
-               r.plan_s * 1e3);
+               r.plan_s * 1e3, r0);
     }
     skewshim_matrix_free(&m);
     skewshim_topo_free(&t);
@@ -167,8 +184,8 @@ static int sweep(const opts *o)
     printf("# sweep: %d GPUs per node, one NIC per GPU, B2=%g B/s, B1/B2=%g, latency=%g s, "
            "S=%llu, seed=%d, zipf s=%g\n", Q, o->B2, o->ratio, o->latency,
            (unsigned long long)o->S, o->seed, o->zipf_s);
-    printf("%6s %-8s %12s %9s %9s %9s %7s %9s %9s\n", "GPUs", "workload", "T_LB_ms",
-           "spread", "sabre", "fast", "stages", "fast_plan", "sabre_plan");
+    printf("%6s %-8s %12s %9s %9s %9s %7s %11s %11s %11s %11s\n", "GPUs", "workload", "T_LB_ms",
+           "spread", "sabre", "fast", "stages", "fast_plan", "fast_r0", "sabre_plan", "sabre_r0");
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
         for (size_t a = 0; a < sizeof sizes / sizeof *sizes; a++) {
             int P = sizes[a];
@@ -188,7 +205,8 @@ static int sweep(const opts *o)
                 if (r[x].ok) printf(" %9.4f", lb > 0 ? r[x].time / lb : 1.0);
                 else printf(" %9s", "failed");
             }
-            printf(" %7d %7.2fms %8.2fms\n", r[2].stages, r[2].plan_s * 1e3, r[1].plan_s * 1e3);
+            printf(" %7d %9.2fms %9.2fms %9.2fms %9.2fms\n", r[2].stages, r[2].plan_s * 1e3,
+                   r[2].slice_s * 1e3, r[1].plan_s * 1e3, r[1].slice_s * 1e3);
             fflush(stdout);
             skewshim_matrix_free(&m);
             skewshim_topo_free(&t);
