@@ -284,6 +284,37 @@ static int pass_through(skewshim_call *c, skewshim_reason reason)
     return rc;
 }
 
+/* Forced native with no per-call log: nothing to decide, nothing to agree,
+ * nothing to log.  The shim's cost is two clock reads and one locked update
+ * of the summary's counters (measured by tools/overhead). */
+static int forced_native(skewshim_call *c)
+{
+    double t0 = PMPI_Wtime();
+    int rc = PMPI_Alltoallv(c->sendbuf, c->scounts, c->sdispls, c->stype, c->recvbuf, c->rcounts,
+                            c->rdispls, c->rtype, c->comm);
+    double t = PMPI_Wtime() - t0;
+    uint64_t bytes = 0;
+    c->algo = SKEWSHIM_ALGO_NATIVE;
+    c->why = SKEWSHIM_WHY_FORCED;
+    if (rc == MPI_SUCCESS) {
+        /* valid arguments, since MPI accepted them */
+        int tsize = 0, P = 0;
+        PMPI_Comm_rank(c->comm, &c->rank);
+        PMPI_Comm_size(c->comm, &P);
+        PMPI_Type_size(c->stype, &tsize);
+        for (int j = 0; j < P; j++)
+            bytes += (uint64_t)(c->scounts[j] > 0 ? c->scounts[j] : 0);
+        bytes *= (uint64_t)tsize;
+    }
+    pthread_mutex_lock(&skewshim_g.lock);
+    skewshim_g.totals.calls[SKEWSHIM_ALGO_NATIVE] += (uint64_t)(c->rank == 0);
+    skewshim_g.totals.time[SKEWSHIM_ALGO_NATIVE] += t;
+    skewshim_g.totals.bytes[SKEWSHIM_ALGO_NATIVE] += bytes;
+    pthread_mutex_unlock(&skewshim_g.lock);
+    skewshim_set_last(c, SKEWSHIM_REASON_NONE);
+    return rc;
+}
+
 int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -308,6 +339,8 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     if (skewshim_g.disabled || skewshim_g.finalized)
         return pass_through(&c, skewshim_g.finalized ? SKEWSHIM_REASON_NOT_INITIALIZED
                                                      : skewshim_g.disabled_reason);
+    if (chosen_algorithm() == SKEWSHIM_ALGO_NATIVE && skewshim_log_level() < SKEWSHIM_LOG_CALLS)
+        return forced_native(&c);
     if (obviously_invalid(sendtype, recvtype, comm))
         return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
     int inter = 0;
@@ -324,26 +357,6 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     double t0 = PMPI_Wtime();
     int forced = chosen_algorithm();
     int level = skewshim_log_level();
-    if (forced == SKEWSHIM_ALGO_NATIVE && level < SKEWSHIM_LOG_CALLS) {
-        /* Nothing to decide and nothing to log: the shim's cost is a few
-         * branches and the summary's counters. */
-        int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm);
-        PMPI_Comm_rank(comm, &c.rank);
-        c.algo = SKEWSHIM_ALGO_NATIVE;
-        c.why = SKEWSHIM_WHY_FORCED;
-        int tsize = 0, P = 0;
-        uint64_t elems = 0;
-        PMPI_Type_size(sendtype, &tsize);
-        PMPI_Comm_size(comm, &P);
-        for (int j = 0; j < P; j++)
-            elems += (uint64_t)(sendcounts[j] > 0 ? sendcounts[j] : 0);
-        account(&c, SKEWSHIM_REASON_NONE, PMPI_Wtime() - t0);
-        pthread_mutex_lock(&skewshim_g.lock);
-        skewshim_g.totals.bytes[SKEWSHIM_ALGO_NATIVE] += elems * (uint64_t)tsize;
-        pthread_mutex_unlock(&skewshim_g.lock);
-        return rc;
-    }
     skewshim_comm *cs = skewshim_comm_get(comm);
     if (!cs)
         return pass_through(&c, SKEWSHIM_REASON_INTERNAL);
