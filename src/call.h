@@ -109,6 +109,9 @@ typedef struct skewshim_algo {
 } skewshim_algo;
 
 #define SKEWSHIM_BUFBIT(b) (1u << (b))
+/* temp_bytes() results that are not sizes: the arguments are inconsistent
+ * across ranks (MPI must judge them), or the algorithm failed to prepare. */
+#define SKEWSHIM_TEMP_INVALID (UINT64_MAX - 1)
 
 const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
 

@@ -180,6 +180,8 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
         uint64_t need = a->temp_bytes(c);
         if (need == UINT64_MAX)
             return SKEWSHIM_REASON_INTERNAL;
+        if (need == SKEWSHIM_TEMP_INVALID)
+            return SKEWSHIM_REASON_INVALID_ARGS;
         if (need > c->params->max_temp_bytes)
             return SKEWSHIM_REASON_MEMORY_CAP;
     }

@@ -26,22 +26,55 @@ static skewshim_plan_cache *cache_of(skewshim_comm *cs)
     return cs->plan_cache;
 }
 
+static uint64_t hash_counts(const uint64_t *v, int n, size_t stride)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < n; i++) {
+        uint64_t x = v[(size_t)i * stride];
+        for (int b = 0; b < 8; b++)
+            h = (h ^ ((x >> (8 * b)) & 0xff)) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* Each rank contributes its row of send sizes and a hash of its receive
+ * sizes.  A receiver whose counts disagree with what is sent to it (an
+ * erroneous program) would make the plan write past its receive blocks; with
+ * the hashes every rank sees such a mismatch, so all of them hand the call to
+ * MPI together, which reports it.  Returns 0, 1 on a mismatch, -1 on error. */
 static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
 {
     int P = c->size;
+    size_t row = (size_t)P + 1;
     if (pc->matrix_p != P) {
         free(pc->matrix);
+        free(pc->gathered);
         pc->matrix = malloc((size_t)P * P * sizeof(uint64_t));
-        pc->matrix_p = pc->matrix ? P : 0;
-        if (!pc->matrix)
+        pc->gathered = malloc((size_t)P * row * sizeof(uint64_t));
+        pc->matrix_p = pc->matrix && pc->gathered ? P : 0;
+        if (!pc->matrix_p)
             return -1;
     }
+    uint64_t *mine = malloc(row * sizeof *mine);
+    if (!mine)
+        return -1;
+    memcpy(mine, c->sbytes, (size_t)P * sizeof *mine);
+    mine[P] = hash_counts(c->rbytes, P, 1);
     double t0 = PMPI_Wtime();
-    int rc = PMPI_Allgather(c->sbytes, P, MPI_UINT64_T, pc->matrix, P, MPI_UINT64_T,
+    int rc = PMPI_Allgather(mine, (int)row, MPI_UINT64_T, pc->gathered, (int)row, MPI_UINT64_T,
                             c->cs->pcomm);
     pc->meta_time = PMPI_Wtime() - t0;
-    pc->meta_bytes = (uint64_t)P * sizeof(uint64_t);
-    return rc == MPI_SUCCESS ? 0 : -1;
+    pc->meta_bytes = row * sizeof(uint64_t);
+    free(mine);
+    if (rc != MPI_SUCCESS)
+        return -1;
+    for (int i = 0; i < P; i++)
+        memcpy(pc->matrix + (size_t)i * P, pc->gathered + (size_t)i * row,
+               (size_t)P * sizeof(uint64_t));
+    for (int j = 0; j < P; j++)
+        if (hash_counts(pc->matrix + j, P, (size_t)P) != pc->gathered[(size_t)j * row + P])
+            return 1;
+    return 0;
 }
 
 /* Each rank plans only its own slice (the slice planners give exactly the
@@ -93,8 +126,11 @@ static int make_plan(const skewshim_call *c, skewshim_plan_entry *e, const skews
 uint64_t skewshim_global_temp(const skewshim_call *c)
 {
     skewshim_plan_cache *pc = cache_of(c->cs);
-    if (!pc || gather_matrix(c, pc))
+    if (!pc)
         return UINT64_MAX;
+    int g = gather_matrix(c, pc);
+    if (g)
+        return g > 0 ? SKEWSHIM_TEMP_INVALID : UINT64_MAX;
     skewshim_plan_key k;
     memset(&k, 0, sizeof k);
     k.algo = c->algo;

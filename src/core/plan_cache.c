@@ -20,6 +20,7 @@ void skewshim_plan_cache_free(void *p)
     for (int i = 0; i < SKEWSHIM_PLAN_CACHE_SLOTS; i++)
         skewshim_plan_entry_clear(&pc->slot[i]);
     free(pc->matrix);
+    free(pc->gathered);
     free(pc);
 }
 

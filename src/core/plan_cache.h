@@ -32,6 +32,7 @@ typedef struct skewshim_plan_cache {
     skewshim_plan_entry slot[SKEWSHIM_PLAN_CACHE_SLOTS];
     uint64_t clock;
     uint64_t *matrix;              /* gathered matrix of the current call */
+    uint64_t *gathered;            /* [P][P+1]: rows and receive-count hashes */
     int matrix_p;
     skewshim_plan_entry *cur;      /* the plan of the current call */
     int cur_hit;

@@ -75,6 +75,45 @@ int main(int argc, char **argv)
         fails++;
     }
     expect_reason("invalid args", "invalid_args");
+    /* Mismatched counts (erroneous program: rank 0 sends rank 1 more than
+     * rank 1 expects): whatever the schedule, nothing may be written past
+     * rank 1's receive block, and the call must return an error there. */
+    if (P >= 2) {
+        static const char *const algos[] = {"sabre", "fast", "scattered", "tuna", "bruck2"};
+        for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
+            int sc2[64], sd2[64], rc2[64], rd2[64];
+            unsigned char sb[64 * 8], rb2[64 * 8 + 64];
+            for (int j = 0; j < P && j < 64; j++) {
+                sc2[j] = rc2[j] = 4;
+                sd2[j] = rd2[j] = 8 * j;
+            }
+            if (me == 0)
+                sc2[1] = 8;             /* rank 1 still expects 4 */
+            memset(sb, me, sizeof sb);
+            memset(rb2, 0xEE, sizeof rb2);
+            skewshim_force_algorithm(algos[a]);
+            int r = MPI_Alltoallv(sb, sc2, sd2, MPI_BYTE, rb2, rc2, rd2, MPI_BYTE, MPI_COMM_WORLD);
+            skewshim_force_algorithm(NULL);
+            /* the matrix planners see the mismatch on every rank and let
+             * MPI report it */
+            if (a < 2)
+                expect_reason(algos[a], "invalid_args");
+            if (me == 1) {
+                for (int k = 4; k < 8; k++)
+                    if (rb2[k] != 0xEE) {
+                        fprintf(stderr, "%s: mismatched counts: wrote past the receive block\n",
+                                algos[a]);
+                        fails++;
+                        break;
+                    }
+                if (r == MPI_SUCCESS) {
+                    fprintf(stderr, "%s: mismatched counts: no error reported\n", algos[a]);
+                    fails++;
+                }
+            }
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 #ifdef HAVE_MPI_ALLTOALLV_C
     {
