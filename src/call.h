@@ -45,8 +45,7 @@ enum { SKEWSHIM_WHY_RULE = 0, SKEWSHIM_WHY_DEFAULT, SKEWSHIM_WHY_FORCED, SKEWSHI
 typedef struct skewshim_agreed {
     int valid;                    /* 0 when no agreement ran */
     uint64_t max_block_bytes;
-    uint64_t total_bytes;
-    uint64_t max_send, sum_send;  /* per-rank totals, all traffic */
+    uint64_t max_send, sum_send;  /* per-rank totals, all traffic; sum_send is the call's total */
     uint64_t max_recv, sum_recv;
     uint64_t max_isend, sum_isend;/* per-rank inter-node totals */
     uint64_t max_irecv, sum_irecv;

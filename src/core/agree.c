@@ -73,7 +73,6 @@ int skewshim_agree(skewshim_call *c)
     int P = c->size;
     a->valid = 1;
     a->max_block_bytes = out[F_MAX_BLOCK];
-    a->total_bytes = out[F_SUM_SEND];
     a->max_send = out[F_MAX_SEND];
     a->sum_send = out[F_SUM_SEND];
     a->max_recv = out[F_MAX_RECV];
@@ -87,7 +86,7 @@ int skewshim_agree(skewshim_call *c)
     a->any_host = out[F_HOST];
     skewshim_skew *k = &a->skew;
     memset(k, 0, sizeof *k);
-    k->total_bytes = a->total_bytes;
+    k->total_bytes = a->sum_send;
     k->max_block_bytes = a->max_block_bytes;
     k->inter_bytes = a->sum_isend;
     k->send_mtm_all = skewshim_mtm(a->max_send, a->sum_send, P);

@@ -213,9 +213,9 @@ static void log_call(skewshim_call *c, skewshim_reason reason, double t)
     r.reason = reason;
     r.buffers = c->ag.valid ? (c->ag.any_device ? SKEWSHIM_BUF_DEVICE : SKEWSHIM_BUF_HOST)
                             : c->buffers;
-    r.total_bytes = c->ag.total_bytes;
+    r.total_bytes = c->ag.sum_send;
     r.max_block_bytes = c->ag.max_block_bytes;
-    r.mean_block_bytes = (double)c->ag.total_bytes / ((double)c->size * c->size);
+    r.mean_block_bytes = (double)c->ag.sum_send / ((double)c->size * c->size);
     r.send_mtm_inter = c->ag.skew.send_mtm_inter;
     r.recv_mtm_inter = c->ag.skew.recv_mtm_inter;
     r.send_mtm_all = c->ag.skew.send_mtm_all;
@@ -393,7 +393,7 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
         skewshim_facts f = {
             .comm_size = c.size,
             .max_block_bytes = (double)c.ag.max_block_bytes,
-            .avg_block_bytes = (double)c.ag.total_bytes / ((double)c.size * c.size),
+            .avg_block_bytes = (double)c.ag.sum_send / ((double)c.size * c.size),
             .mtm = c.ag.valid ? c.ag.skew.mtm_inter : 1.0,
             .buffers = c.ag.valid ? (c.ag.any_device ? SKEWSHIM_BUF_DEVICE : SKEWSHIM_BUF_HOST)
                                   : c.buffers,
