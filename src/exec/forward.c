@@ -383,59 +383,44 @@ static int tuna_radix(const skewshim_call *c)
     return c->params ? c->params->tuna_radix : 0;
 }
 
-uint64_t skewshim_temp_bruck2(const skewshim_call *c)
+/* The three flat schedules differ only in their rounds; temp bound and
+ * execution are shared. */
+enum flat_kind { FLAT_BRUCK2, FLAT_PADDED_BRUCK, FLAT_TUNA };
+
+static int plan_flat(const skewshim_call *c, enum flat_kind k, skewshim_fwd *f)
+{
+    switch (k) {
+    case FLAT_BRUCK2: return skewshim_fwd_plan_bruck2(f, c->size);
+    case FLAT_PADDED_BRUCK: return skewshim_fwd_plan_padded_bruck(f, c->size);
+    case FLAT_TUNA: return skewshim_fwd_plan_tuna(f, c->size, tuna_radix(c), max_block(c));
+    }
+    return -1;
+}
+
+static uint64_t temp_flat(const skewshim_call *c, enum flat_kind k)
 {
     skewshim_fwd f;
     skewshim_fwd_layout L;
-    if (skewshim_fwd_plan_bruck2(&f, c->size) != 0)
+    if (plan_flat(c, k, &f) != 0)
         return 0;
     skewshim_fwd_layout_flat(&f, max_block(c), &L);
     return L.total;
 }
 
-uint64_t skewshim_temp_padded_bruck(const skewshim_call *c)
+static int run_flat_kind(skewshim_call *c, enum flat_kind k)
 {
     skewshim_fwd f;
-    skewshim_fwd_layout L;
-    if (skewshim_fwd_plan_padded_bruck(&f, c->size) != 0)
-        return 0;
-    skewshim_fwd_layout_flat(&f, max_block(c), &L);
-    return L.total;
-}
-
-uint64_t skewshim_temp_tuna(const skewshim_call *c)
-{
-    skewshim_fwd f;
-    skewshim_fwd_layout L;
-    if (skewshim_fwd_plan_tuna(&f, c->size, tuna_radix(c), max_block(c)) != 0)
-        return 0;
-    skewshim_fwd_layout_flat(&f, max_block(c), &L);
-    return L.total;
-}
-
-int skewshim_run_bruck2(skewshim_call *c)
-{
-    skewshim_fwd f;
-    if (skewshim_fwd_plan_bruck2(&f, c->size) != 0)
+    if (plan_flat(c, k, &f) != 0)
         return MPI_ERR_INTERN;
     return run_flat(c, &f);
 }
 
-int skewshim_run_padded_bruck(skewshim_call *c)
-{
-    skewshim_fwd f;
-    if (skewshim_fwd_plan_padded_bruck(&f, c->size) != 0)
-        return MPI_ERR_INTERN;
-    return run_flat(c, &f);
-}
-
-int skewshim_run_tuna(skewshim_call *c)
-{
-    skewshim_fwd f;
-    if (skewshim_fwd_plan_tuna(&f, c->size, tuna_radix(c), max_block(c)) != 0)
-        return MPI_ERR_INTERN;
-    return run_flat(c, &f);
-}
+uint64_t skewshim_temp_bruck2(const skewshim_call *c) { return temp_flat(c, FLAT_BRUCK2); }
+uint64_t skewshim_temp_padded_bruck(const skewshim_call *c) { return temp_flat(c, FLAT_PADDED_BRUCK); }
+uint64_t skewshim_temp_tuna(const skewshim_call *c) { return temp_flat(c, FLAT_TUNA); }
+int skewshim_run_bruck2(skewshim_call *c) { return run_flat_kind(c, FLAT_BRUCK2); }
+int skewshim_run_padded_bruck(skewshim_call *c) { return run_flat_kind(c, FLAT_PADDED_BRUCK); }
+int skewshim_run_tuna(skewshim_call *c) { return run_flat_kind(c, FLAT_TUNA); }
 
 /* ---- TuNA_l^g ---------------------------------------------------------- */
 
