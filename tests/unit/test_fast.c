@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "slice_check.h"
 #include "tap.h"
 
 static uint64_t rng_state = 88172645463325252ull;
@@ -83,53 +84,6 @@ static const char *check_fast_shape(const skewshim_sched *s, const skewshim_topo
     return why;
 }
 
-static int same_sched(const skewshim_sched *x, const skewshim_sched *y)
-{
-    return x->nmoves == y->nmoves && x->nstages == y->nstages &&
-           (!x->nmoves || !memcmp(x->moves, y->moves, x->nmoves * sizeof *x->moves));
-}
-
-/* Every rank's slice planner against skewshim_sched_slice of the global
- * plan: same moves in the same order, same stages, same temp and stats, and
- * the same largest temp over ranks.  Returns the first rank that differs
- * (with a reason), or -1. */
-static int check_slices(const skewshim_matrix *m, const skewshim_topo *t,
-                        const skewshim_params *p, int nics, const skewshim_sched *g,
-                        const skewshim_plan_report *grep, const char **why)
-{
-    int P = m->nranks;
-    uint64_t gmax = 0;
-    for (int r = 0; r < P; r++)
-        if (g->tmp_bytes[r] > gmax)
-            gmax = g->tmp_bytes[r];
-    for (int r = 0; r < P; r++) {
-        skewshim_sched want, got;
-        skewshim_plan_report rep = { 7, 7, 7.0 };
-        uint64_t mt = 12345;
-        skewshim_sched_slice(g, r, &want);
-        skewshim_sched_init(&got, P, r);
-        int rc = skewshim_plan_fast_slice(m, t, p, nics, r, &got, &mt, &rep);
-        *why = NULL;
-        if (rc)
-            *why = "slice planner failed";
-        else if (!same_sched(&want, &got))
-            *why = "moves or stages differ";
-        else if (want.tmp_bytes[0] != got.tmp_bytes[0])
-            *why = "tmp_bytes differ";
-        else if (memcmp(&want.stats, &got.stats, sizeof want.stats))
-            *why = "stats differ";
-        else if (mt != gmax)
-            *why = "max temp over ranks differs";
-        else if (rep.stages != grep->stages || rep.regime != grep->regime)
-            *why = "report differs";
-        skewshim_sched_free(&want);
-        skewshim_sched_free(&got);
-        if (*why)
-            return r;
-    }
-    return -1;
-}
-
 static void run(int P, const int *keys, int q, int kind)
 {
     skewshim_topo t;
@@ -162,9 +116,9 @@ static void run(int P, const int *keys, int q, int kind)
         TAP_OK(rep.stages >= 0 && rep.stages <= N * N - 2 * N + 2 && rep.regime == -1,
                "fast %s: %d Birkhoff stages within N^2-2N+2", name, rep.stages);
         rc = skewshim_plan_fast(&m, &t, &p, q, &s2, NULL);
-        TAP_OK(rc == 0 && same_sched(&s, &s2), "fast %s pipeline=%d deterministic", name, pipe);
+        TAP_OK(rc == 0 && same_moves(&s, &s2), "fast %s pipeline=%d deterministic", name, pipe);
         const char *sw = NULL;
-        int bad = check_slices(&m, &t, &p, q, &s, &rep, &sw);
+        int bad = check_slices(skewshim_plan_fast_slice, &m, &t, &p, q, &s, &rep, &sw);
         TAP_OK(bad < 0, "fast %s pipeline=%d: every rank's slice plan equals its slice%s%s",
                name, pipe, sw ? ": " : "", sw ? sw : "");
         if (bad >= 0)
@@ -192,8 +146,9 @@ static void run(int P, const int *keys, int q, int kind)
             skewshim_plan_report grep = { 0, 0, 0 };
             skewshim_sched_init(&g, P, -1);
             const char *sw = "global planner failed";
-            int bad = skewshim_plan_fast(&m, &t, &p, q, &g, &grep) ? 0
-                                                                    : check_slices(&m, &t, &p, q, &g, &grep, &sw);
+            int bad = skewshim_plan_fast(&m, &t, &p, q, &g, &grep)
+                          ? 0
+                          : check_slices(skewshim_plan_fast_slice, &m, &t, &p, q, &g, &grep, &sw);
             TAP_OK(bad < 0, "fast %s merged light stages pipeline=%d: slices equal%s%s",
                    name, pipe, sw ? ": " : "", sw ? sw : "");
             if (bad >= 0)

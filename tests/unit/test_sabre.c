@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "slice_check.h"
 #include "sabre.h"
 #include "tap.h"
 
@@ -267,48 +268,6 @@ static int same_plan(const skewshim_sched *a, const skewshim_sched *b)
     return 1;
 }
 
-/* Every rank's slice planner against skewshim_sched_slice of the global
- * plan: same moves in the same order, same stages, temp and stats, the same
- * largest temp over ranks and the same report.  Returns the first rank
- * that differs (reason in why), or -1. */
-static int check_slices(const skewshim_matrix *m, const skewshim_topo *t,
-                        const skewshim_params *p, int nics, const skewshim_sched *g,
-                        const skewshim_plan_report *grep, const char **why)
-{
-    int P = m->nranks;
-    uint64_t gmax = 0;
-    for (int r = 0; r < P; r++)
-        if (g->tmp_bytes[r] > gmax)
-            gmax = g->tmp_bytes[r];
-    for (int r = 0; r < P; r++) {
-        skewshim_sched want, got;
-        skewshim_plan_report rep = {7, 7, 7.0};
-        uint64_t mt = 12345;
-        skewshim_sched_slice(g, r, &want);
-        skewshim_sched_init(&got, P, r);
-        int rc = skewshim_plan_sabre_slice(m, t, p, nics, r, &got, &mt, &rep);
-        *why = NULL;
-        if (rc)
-            *why = "slice planner failed";
-        else if (want.nmoves != got.nmoves || want.nstages != got.nstages ||
-                 (want.nmoves && memcmp(want.moves, got.moves, want.nmoves * sizeof *want.moves)))
-            *why = "moves or stages differ";
-        else if (want.tmp_bytes[0] != got.tmp_bytes[0])
-            *why = "tmp_bytes differ";
-        else if (memcmp(&want.stats, &got.stats, sizeof want.stats))
-            *why = "stats differ";
-        else if (mt != gmax)
-            *why = "max temp over ranks differs";
-        else if (rep.stages != grep->stages || rep.regime != grep->regime || rep.mtm != grep->mtm)
-            *why = "report differs";
-        skewshim_sched_free(&want);
-        skewshim_sched_free(&got);
-        if (*why)
-            return r;
-    }
-    return -1;
-}
-
 /* Highly skewed: the inter-node bytes each NIC group of node u sends to node
  * w must stay within L_max of that pair.  A group is the sending rank's
  * local id modulo the lanes of the pair; stage 1 holds all inter moves. */
@@ -420,7 +379,7 @@ static void test_planner_random(void)
                             if (!same_plan(&a, &b))
                                 nondet++;
                             const char *sw = NULL;
-                            int bad = check_slices(&m, &t, &prm, nics, &a, &rep, &sw);
+                            int bad = check_slices(skewshim_plan_sabre_slice, &m, &t, &prm, nics, &a, &rep, &sw);
                             if (bad >= 0 && slices_wrong++ < 5)
                                 TAP_DIAG("P=%d q=%d nics=%d %s %s: rank %d: %s", P, q, nics,
                                          shape_name[shape], force ? "high" : "low", bad, sw);
