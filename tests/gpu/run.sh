@@ -11,6 +11,8 @@
 #   - 8 ranks as 2 emulated nodes x 4 (topology.ranks_per_node: 4): CUDA
 #     IPC within an emulated node, NCCL between them; once more with
 #     SKEWSHIM_IPC=0 (NCCL only);
+#   - host-only schedules (tuna, bruck2, scattered) on device buffers,
+#     through host staging;
 #   - runs without NCCL_HOSTID: NCCL refuses several ranks on one GPU, the
 #     shim must say so once and still be right through host staging.
 #
@@ -24,6 +26,9 @@
 #   CUDA_HOME         CUDA toolkit (default: from nvcc, else /usr/local/cuda)
 #   MPICC, MPIRUN     default mpicc, mpirun
 #   SKEWSHIM_GPU_KEEP=1 keeps the work folder
+#   SKEWSHIM_GPU_WORK=DIR uses (and keeps) DIR as the work folder
+#   SKEWSHIM_GPU_BUILD_ONLY=1 stops after the build (for tests/gpu/bench.sh)
+#   SKEWSHIM_TEST_TIMEOUT seconds one mpirun may take (default 300)
 # On the device machine (tool `device`), for example:
 #   make dist && mkdir -p .device && cp skewshim-*.tar.gz .device/
 #   (cd .device && mkdir -p debs && cd debs && apt-get download libyaml-dev libyaml-0-2)
@@ -44,8 +49,15 @@ finish() { echo "1..$tap_n"; [ $tap_fail -eq 0 ]; exit $?; }
 
 here=$(pwd)
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/skewshim-gpu.XXXXXX")
-if [ "${SKEWSHIM_GPU_KEEP:-0}" != 1 ]; then trap 'rm -rf "$WORK"' EXIT; fi
+# SKEWSHIM_GPU_WORK names the work folder and keeps it, so that
+# tests/gpu/bench.sh can time the very build this script tested.
+if [ -n "${SKEWSHIM_GPU_WORK:-}" ]; then
+    WORK=$SKEWSHIM_GPU_WORK
+    rm -rf "$WORK" && mkdir -p "$WORK" || bail "cannot make $WORK"
+else
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/skewshim-gpu.XXXXXX")
+    if [ "${SKEWSHIM_GPU_KEEP:-0}" != 1 ]; then trap 'rm -rf "$WORK"' EXIT; fi
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPICC=${MPICC:-mpicc}
 MPIRUN=${MPIRUN:-mpirun}
@@ -134,6 +146,7 @@ if [ -x "$top/tests/mpi/.libs/alltoallv_check" ]; then
     export LD_LIBRARY_PATH="$top/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
+[ "${SKEWSHIM_GPU_BUILD_ONLY:-0}" = 1 ] && finish
 printf 'version: 1\nlog: {level: off}\n' > "$WORK/quiet.yaml"
 printf 'version: 1\nlog: {level: off}\ntopology: {ranks_per_node: 4}\n' > "$WORK/emul.yaml"
 
@@ -173,6 +186,12 @@ done
 for algo in nccl_fanout sabre fast; do
     run 4 yes "$WORK/quiet.yaml" --algo $algo --S 262144 --seeds 1 --types double
     ok $? "$algo, NCCL, P=4, blocks up to 2 MiB: $(summary)"
+done
+
+# Host-only schedules on device buffers: the shim stages through the host.
+for algo in tuna bruck2 scattered; do
+    run 4 yes "$WORK/quiet.yaml" --algo $algo --types byte,double
+    ok $? "$algo (host schedule), device buffers staged, P=4: $(summary)"
 done
 
 # Two emulated nodes of four ranks: IPC inside a node, NCCL between nodes.

@@ -52,6 +52,8 @@ typedef struct opts {
     int replay_index;
     const char *csv;
     int device;
+    double link_gbps;       /* --link-gbps: per-rank inter-node link, for T_LB */
+    char baseline[32];      /* --baseline: the algo the ratio column divides by */
     kv set[MAX_SETS];       /* base values of shim parameters */
     int nset;
 } opts;
@@ -62,7 +64,14 @@ typedef struct layout {
     size_t sbytes, rbytes;
     unsigned char *sbuf, *spristine, *rbuf, *rref, *rexp;
     void *dsbuf, *drbuf;                      /* --device */
+    size_t payload;                           /* bytes this rank sends */
+    void *scratch;                            /* memcpy item; device memory with --device */
+    double t_lb;                              /* seconds; 0 without --link-gbps */
 } layout;
+
+/* The "memcpy" item is no MPI call: one copy of this rank's payload, the
+ * bandwidth an alltoallv on one rank or one device can hope for. */
+#define BENCH_MEMCPY "memcpy"
 
 /* This process in MPI_COMM_WORLD (main.c). */
 extern int skewshim_bench_rank, skewshim_bench_size;
@@ -99,6 +108,9 @@ void skewshim_bench_layout_free(layout *L);
 void *skewshim_bench_send_ptr(const opts *o, layout *L);
 void *skewshim_bench_recv_ptr(const opts *o, layout *L);
 void skewshim_bench_device_sync(const opts *o);
+/* The memcpy item: this rank's payload copied once (device to device with
+ * --device); -1 when its scratch buffer cannot be had. */
+int skewshim_bench_copy_payload(const opts *o, layout *L);
 /* --device: one CUDA device per rank of a node; collective, 0 or -1. */
 int skewshim_bench_device_setup(const opts *o, MPI_Comm comm);
 /* PMPI_Alltoallv into L->rref, held to the pattern; aborts on a mismatch. */
@@ -120,6 +132,6 @@ void skewshim_bench_run_point(opts *o, const uint64_t *counts, const char *wl, u
 
 void skewshim_bench_print_header(const opts *o, int q, int argc, char **argv, FILE *csv);
 void skewshim_bench_report(const opts *o, const double *tmax, const char *wl, uint64_t S,
-                           int q, FILE *csv);
+                           int q, double t_lb, FILE *csv);
 
 #endif

@@ -83,10 +83,16 @@ void skewshim_bench_layout_free(layout *L)
     free(L->scount); free(L->sdispl); free(L->rcount); free(L->rdispl);
     free(L->sbuf); free(L->spristine); free(L->rbuf); free(L->rref); free(L->rexp);
 #ifdef SKEWSHIM_HAVE_CUDA
+    if (L->dsbuf && L->scratch)
+        cudaFree(L->scratch);
+    else
+        free(L->scratch);
     if (L->dsbuf)
         cudaFree(L->dsbuf);
     if (L->drbuf)
         cudaFree(L->drbuf);
+#else
+    free(L->scratch);
 #endif
     memset(L, 0, sizeof *L);
 }
@@ -107,6 +113,7 @@ int skewshim_bench_layout_build(layout *L, const opts *o, const uint64_t *counts
             return -2;
         L->scount[j] = (int)s;
         L->rcount[j] = (int)r;
+        L->payload += (size_t)s * (size_t)o->tsize;
     }
     size_t se, re;
     int rc = place_blocks(L->scount, L->sdispl, P, o->seed ^ (uint64_t)me << 20, &se);
@@ -150,6 +157,27 @@ void *skewshim_bench_send_ptr(const opts *o, layout *L)
 void *skewshim_bench_recv_ptr(const opts *o, layout *L)
 {
     return o->device ? L->drbuf : L->rbuf;
+}
+
+int skewshim_bench_copy_payload(const opts *o, layout *L)
+{
+    size_t n = L->payload ? L->payload : 1;
+#ifdef SKEWSHIM_HAVE_CUDA
+    if (o->device) {
+        if (!L->scratch && cudaMalloc(&L->scratch, n) != cudaSuccess) {
+            L->scratch = NULL;
+            return -1;
+        }
+        return cudaMemcpy(L->scratch, L->dsbuf, L->payload, cudaMemcpyDeviceToDevice) ==
+               cudaSuccess ? 0 : -1;
+    }
+#else
+    (void)o;
+#endif
+    if (!L->scratch && !(L->scratch = malloc(n)))
+        return -1;
+    memcpy(L->scratch, L->sbuf, L->payload);
+    return 0;
 }
 
 void skewshim_bench_device_sync(const opts *o)

@@ -36,7 +36,11 @@ void skewshim_bench_print_help(void)
         "usage: mpiexec -n P skewshim-bench [options]\n"
         "  --algos LIST        algorithms, comma separated, each with optional\n"
         "                      :key=value parameters (tuna:radix=4,native,auto)\n"
-        "                      default native,auto\n"
+        "                      default native,auto; the item memcpy times one\n"
+        "                      copy of the rank's payload (the bandwidth bound)\n"
+        "  --baseline NAME     the item the ratio column divides by (native)\n"
+        "  --link-gbps C       per-rank inter-node link, GB/s: adds x_lb =\n"
+        "                      median / T_LB (needs --ranks-per-node)\n"
         "  --workload NAME     equal uniform normal power zipf zero hot_send\n"
         "                      hot_recv moe (default uniform)\n"
         "  --param X           workload parameter (see doc/bench.md)\n"
@@ -261,6 +265,14 @@ int skewshim_bench_parse_args(opts *o, int argc, char **argv, int *type_given)
             o->replay = path;
         } else if (strcmp(a, "--csv") == 0)
             o->csv = v;
+        else if (strcmp(a, "--baseline") == 0)
+            snprintf(o->baseline, sizeof o->baseline, "%s", v);
+        else if (strcmp(a, "--link-gbps") == 0) {
+            char *end;
+            o->link_gbps = strtod(v, &end);
+            if (*end || end == v || !(o->link_gbps > 0))
+                rc = usage_error("bad --link-gbps '%s' (GB/s, > 0)", v);
+        }
         else if (strcmp(a, "--seed") == 0)
             rc = parse_u64(v, &o->seed) ? usage_error("bad --seed '%s'", v) : 0;
         else
@@ -308,6 +320,11 @@ int skewshim_bench_check_knobs(const opts *o)
         }
     for (int i = 0; i < o->nitems; i++) {
         const item *it = &o->items[i];
+        if (strcmp(it->algo, BENCH_MEMCPY) == 0) {
+            if (it->npar)
+                return usage_error("the memcpy item takes no parameters ('%s')", it->label);
+            continue;
+        }
         if (strcmp(it->algo, "auto") != 0 && skewshim_force_algorithm(it->algo) != 0)
             return usage_error("unknown algorithm '%s'", it->algo);
         skewshim_force_algorithm(NULL);

@@ -54,7 +54,9 @@ static void csv_field(FILE *f, const char *s, int last)
 /* A fallback must never read as a result of the algorithm asked for. */
 static void status_of(const opts *o, const item *x, char *out, size_t len)
 {
-    if (x->fallbacks == o->iters)
+    if (strcmp(x->algo, BENCH_MEMCPY) == 0)
+        snprintf(out, len, "copy");
+    else if (x->fallbacks == o->iters)
         snprintf(out, len, "FALLBACK(%s)", x->reason);
     else if (x->fallbacks)
         snprintf(out, len, "FALLBACK(%s)x%d/%d", x->reason, x->fallbacks, o->iters);
@@ -64,8 +66,22 @@ static void status_of(const opts *o, const item *x, char *out, size_t len)
         snprintf(out, len, "ok");
 }
 
+/* The item the ratio column divides by: --baseline (a label or an
+ * algorithm), else native; -1 when the run has none. */
+static int baseline_item(const opts *o)
+{
+    const char *b = o->baseline[0] ? o->baseline : "native";
+    for (int i = 0; i < o->nitems; i++)
+        if (strcmp(o->items[i].label, b) == 0)
+            return i;
+    for (int i = 0; i < o->nitems; i++)
+        if (strcmp(o->items[i].algo, b) == 0)
+            return i;
+    return -1;
+}
+
 void skewshim_bench_report(const opts *o, const double *tmax, const char *wl, uint64_t S,
-                           int q, FILE *csv)
+                           int q, double t_lb, FILE *csv)
 {
     int n = o->nitems;
     double *col = malloc((size_t)o->iters * sizeof *col);
@@ -75,25 +91,28 @@ void skewshim_bench_report(const opts *o, const double *tmax, const char *wl, ui
         free(st);
         return;
     }
-    double native = -1;
     for (int i = 0; i < n; i++) {
         for (int k = 0; k < o->iters; k++)
             col[k] = tmax[(size_t)k * n + i] * 1e6;
         st[i] = stats_of(col, o->iters);
-        if (native < 0 && strcmp(o->items[i].algo, "native") == 0)
-            native = st[i].median;
     }
+    int b = baseline_item(o);
+    double base = b >= 0 ? st[b].median : -1, lb_us = t_lb * 1e6;
     for (int i = 0; i < n; i++) {
         const item *x = &o->items[i];
-        char ratio[32], status[128];
-        if (native > 0)
-            snprintf(ratio, sizeof ratio, "%.3f", st[i].median / native);
+        char ratio[32], xlb[32], status[128];
+        if (base > 0)
+            snprintf(ratio, sizeof ratio, "%.3f", st[i].median / base);
         else
             snprintf(ratio, sizeof ratio, "-");
+        if (lb_us > 0)
+            snprintf(xlb, sizeof xlb, "%.2f", st[i].median / lb_us);
+        else
+            snprintf(xlb, sizeof xlb, "-");
         status_of(o, x, status, sizeof status);
-        printf("%-18s %9llu  %-*s %11.2f %11.2f %11.2f %7s  %s\n", wl,
-               (unsigned long long)S, g_label_width, x->label, st[i].median, st[i].min, st[i].max, ratio,
-               status);
+        printf("%-18s %9llu  %-*s %11.2f %11.2f %11.2f %7s %6s  %s\n", wl,
+               (unsigned long long)S, g_label_width, x->label, st[i].median, st[i].min,
+               st[i].max, ratio, xlb, status);
         if (csv) {
             char num[64];
             csv_field(csv, wl, 0);
@@ -106,7 +125,10 @@ void skewshim_bench_report(const opts *o, const double *tmax, const char *wl, ui
                 csv_field(csv, num, 0);
             }
             csv_field(csv, ratio, 0);
-            csv_field(csv, status, 1);
+            csv_field(csv, status, 0);
+            snprintf(num, sizeof num, "%.3f", lb_us);
+            csv_field(csv, lb_us > 0 ? num : "", 0);
+            csv_field(csv, lb_us > 0 ? xlb : "", 1);
         }
     }
     fflush(stdout);
@@ -155,15 +177,19 @@ void skewshim_bench_print_header(const opts *o, int q, int argc, char **argv, FI
     if (skewshim_bench_size == 1)
         printf("# warning: one rank; was the launcher from the MPI this was built with?\n");
     printf("# times in us: max over ranks per iteration, then median/min/max over "
-           "iterations; ratio = median / native median\n");
+           "iterations; ratio = median / %s median",
+           o->baseline[0] ? o->baseline : "native");
+    if (o->link_gbps > 0)
+        printf("; x_lb = median / T_LB (max node inter-node bytes / (ranks_per_node * "
+               "%g GB/s))", o->link_gbps);
+    printf("\n");
     for (int i = 0; i < o->nitems; i++)
         if ((int)strlen(o->items[i].label) > g_label_width)
             g_label_width = (int)strlen(o->items[i].label);
-    printf("%-18s %9s  %-*s %11s %11s %11s %7s  %s\n", "workload", "S_bytes",
-           g_label_width, "algo",
-           "median_us", "min_us", "max_us", "ratio", "status");
+    printf("%-18s %9s  %-*s %11s %11s %11s %7s %6s  %s\n", "workload", "S_bytes",
+           g_label_width, "algo", "median_us", "min_us", "max_us", "ratio", "x_lb", "status");
     if (csv)
         fprintf(csv, "workload,P,ranks_per_node,type,S_bytes,algo,median_us,min_us,"
-                     "max_us,ratio,status\n");
+                     "max_us,ratio,status,t_lb_us,x_lb\n");
     fflush(stdout);
 }

@@ -46,23 +46,61 @@ static void time_items(opts *o, layout *L, double *tmax, MPI_Comm comm)
     for (int it = 0; it < total; it++) {
         for (int i = 0; i < n; i++) {
             item *x = &o->items[i];
-            skewshim_bench_item_apply(x);
+            int copy = strcmp(x->algo, BENCH_MEMCPY) == 0;
+            if (!copy)
+                skewshim_bench_item_apply(x);
             skewshim_bench_device_sync(o);
             PMPI_Barrier(comm);
             double t0 = MPI_Wtime();
-            MPI_Alltoallv(skewshim_bench_send_ptr(o, L), L->scount, L->sdispl, o->type,
-                          skewshim_bench_recv_ptr(o, L), L->rcount, L->rdispl, o->type, comm);
+            if (copy)
+                skewshim_bench_copy_payload(o, L);
+            else
+                MPI_Alltoallv(skewshim_bench_send_ptr(o, L), L->scount, L->sdispl, o->type,
+                              skewshim_bench_recv_ptr(o, L), L->rcount, L->rdispl, o->type,
+                              comm);
             skewshim_bench_device_sync(o);
             double t1 = MPI_Wtime();
             if (it >= o->warmup) {
                 t[(size_t)(it - o->warmup) * n + i] = t1 - t0;
-                skewshim_bench_note_last(x);
+                if (!copy)
+                    skewshim_bench_note_last(x);
             }
-            skewshim_bench_item_restore(o, x);
+            if (!copy)
+                skewshim_bench_item_restore(o, x);
         }
     }
     PMPI_Reduce(t, tmax, o->iters * n, MPI_DOUBLE, MPI_MAX, 0, comm);
     free(t);
+}
+
+/* The lower bound of SABRE section 5.2 / FLASH theorem 1 for this point:
+ * max over nodes of the inter-node bytes a node sends or receives, over its
+ * q links of link_gbps each (one NIC per rank).  Collective; 0 when there is
+ * no link speed or no node size to hold the point to. */
+static double lower_bound(const opts *o, const layout *L, int q, MPI_Comm comm)
+{
+    int P = skewshim_bench_size, me = skewshim_bench_rank;
+    if (o->link_gbps <= 0 || q <= 0)
+        return 0;
+    int nodes = (P + q - 1) / q, mine = me / q;
+    double *v = calloc(4 * (size_t)nodes, sizeof *v);
+    if (!v)
+        MPI_Abort(comm, 2);
+    double *send = v, *recv = v + nodes, *gsend = v + 2 * (size_t)nodes,
+           *grecv = v + 3 * (size_t)nodes;
+    for (int j = 0; j < P; j++)
+        if (j / q != mine) {
+            send[mine] += (double)L->scount[j] * o->tsize;
+            recv[mine] += (double)L->rcount[j] * o->tsize;
+        }
+    PMPI_Allreduce(v, gsend, 2 * nodes, MPI_DOUBLE, MPI_SUM, comm);
+    double worst = 0;
+    for (int k = 0; k < nodes; k++) {
+        worst = gsend[k] > worst ? gsend[k] : worst;
+        worst = grecv[k] > worst ? grecv[k] : worst;
+    }
+    free(v);
+    return worst / ((double)q * o->link_gbps * 1e9);
 }
 
 /* One point: build buffers, check every item, time them all. */
@@ -85,13 +123,20 @@ void skewshim_bench_run_point(opts *o, const uint64_t *counts, const char *wl, u
     }
     skewshim_bench_run_reference(o, &L, wl, S, comm);
     for (int i = 0; i < o->nitems; i++)
-        skewshim_bench_run_item_checked(o, &o->items[i], &L, wl, S, comm);
+        if (strcmp(o->items[i].algo, BENCH_MEMCPY) != 0)
+            skewshim_bench_run_item_checked(o, &o->items[i], &L, wl, S, comm);
+        else if (skewshim_bench_copy_payload(o, &L) != 0) {
+            fprintf(stderr, "skewshim-bench: rank %d: the memcpy item cannot get its "
+                    "buffer\n", skewshim_bench_rank);
+            MPI_Abort(comm, 2);
+        }
+    double t_lb = lower_bound(o, &L, q, comm);
     double *tmax = malloc((size_t)o->iters * (size_t)o->nitems * sizeof *tmax);
     if (!tmax)
         MPI_Abort(comm, 2);
     time_items(o, &L, tmax, comm);
     if (skewshim_bench_rank == 0)
-        skewshim_bench_report(o, tmax, wl, S, q, csv);
+        skewshim_bench_report(o, tmax, wl, S, q, t_lb, csv);
     free(tmax);
     skewshim_bench_layout_free(&L);
 }

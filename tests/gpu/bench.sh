@@ -1,0 +1,98 @@
+#!/bin/sh
+# The device machine's tables (doc/performance.md), from the build that
+# tests/gpu/run.sh made and tested in $SKEWSHIM_GPU_WORK:
+#   device  one rank: every device path against a cudaMemcpy of the same
+#           bytes; two ranks: NCCL's socket bandwidth per rank (the link of
+#           the emulated fabric); 2 emulated nodes x 4 ranks on the one GPU:
+#           nccl_fanout, sabre, fast (and native where the MPI is CUDA-aware)
+#           on Zipf 0.4..0.9 and MoE routing, ratio to nccl_fanout and T_LB;
+#   host    skewshim-bench at 8 and 16 ranks and 16 as 4 emulated nodes of 4,
+#           every host algorithm and auto against the MPI library's own
+#           MPI_Alltoallv, uniform blocks and uniform random blocks.
+# Usage: SKEWSHIM_GPU_WORK=DIR tests/gpu/bench.sh [device|host|all] OUTDIR
+# Every table is printed with the command that reproduces it and written as
+# CSV into OUTDIR.  Times are from one GPU shared by every rank (NCCL over
+# sockets between emulated nodes): emulation figures, not a real cluster.
+
+what=${1:-all}
+out=${2:-.}
+W=${SKEWSHIM_GPU_WORK:?set SKEWSHIM_GPU_WORK to the folder tests/gpu/run.sh built in}
+top=$(ls -d "$W"/build/skewshim-* 2>/dev/null | head -1)
+[ -n "$top" ] && [ -x "$top/.libs/skewshim-bench" ] || { echo "no build in $W (run tests/gpu/run.sh first)"; exit 1; }
+mkdir -p "$out" || exit 1
+BENCH=$top/.libs/skewshim-bench
+yamllib=$(dirname "$(find "$W/yaml" -name 'libyaml*.so*' 2>/dev/null | head -1)" 2>/dev/null)
+export LD_LIBRARY_PATH="$top/.libs${yamllib:+:$yamllib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The shim's own log stays off: the benchmark reads what ran from the API.
+export SKEWSHIM_LOG_LEVEL=off
+MPIRUN=${MPIRUN:-mpirun}
+T=${SKEWSHIM_BENCH_TIMEOUT:-240}
+
+# bench NAME NP HOSTID(yes|no) ARGS...: one table, its CSV as OUTDIR/NAME.csv
+bench() {
+    name=$1; np=$2; hostid=$3; shift 3
+    echo "## $name"
+    if [ "$hostid" = yes ]; then
+        timeout "$T" "$MPIRUN" --allow-run-as-root --oversubscribe -np "$np" \
+            sh -c 'NCCL_HOSTID=h$OMPI_COMM_WORLD_RANK exec "$@"' sh "$BENCH" "$@" --csv "$out/$name.csv"
+    else
+        timeout "$T" "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to core -np "$np" \
+            "$BENCH" "$@" --csv "$out/$name.csv"
+    fi
+    echo "## $name: exit $?"
+}
+
+cuda_aware=no
+if command -v ompi_info >/dev/null 2>&1 &&
+   ompi_info --parsable --all 2>/dev/null | grep -q 'mpi_built_with_cuda_support:value:true'; then
+    cuda_aware=yes
+fi
+echo "# MPI: $("$MPIRUN" --version 2>&1 | head -1); CUDA-aware: $cuda_aware"
+echo "# GPU: $(nvidia-smi -L 2>/dev/null | head -1)"
+echo "# CPU: $(nproc) cores"
+
+if [ "$what" = device ] || [ "$what" = all ]; then
+    native=
+    [ "$cuda_aware" = yes ] && native=native,
+    # One rank: the whole exchange is the rank's own block, so a device path
+    # can at best match one device-to-device copy of the same bytes.
+    bench dev-1rank 1 yes --device --workload equal --type double --sizes 16m,64m,256m \
+        --algos memcpy,${native}nccl_fanout,sabre,fast --baseline memcpy --iters 20 --warmup 3
+    # Two ranks, one per emulated node: NCCL send/recv both ways over the
+    # socket transport; the per-rank link bandwidth C of the fabric below.
+    bench dev-2rank-link 2 yes --device --workload equal --type double --sizes 16m,64m \
+        --ranks-per-node 1 --algos nccl_fanout --iters 10 --warmup 2
+    # 2 emulated nodes x 4 ranks: IPC inside a node, NCCL sockets between.
+    gbps=${SKEWSHIM_LINK_GBPS:-}
+    if [ -z "$gbps" ] && [ -f "$out/dev-2rank-link.csv" ]; then
+        # C = bytes one rank sends / median time, at the largest size.
+        gbps=$(awk -F, 'NR > 1 { c = $5 / ($7 * 1e-6) / 1e9 } END { if (c > 0) printf "%.3f", c }' "$out/dev-2rank-link.csv")
+    fi
+    echo "# link bandwidth per rank for T_LB: ${gbps:-unknown} GB/s"
+    lb=
+    [ -n "$gbps" ] && lb="--link-gbps $gbps"
+    for wl in "zipf 0.4" "zipf 0.6" "zipf 0.8" "zipf 0.9" "moe 0.8"; do
+        set -- $wl
+        bench "dev-8r-2x4-$1-$2" 8 yes --device --ranks-per-node 4 --workload "$1" --param "$2" \
+            --type double --sizes 16m,64m --algos nccl_fanout,${native}sabre,fast,fast:pipeline=false \
+            --baseline nccl_fanout $lb --iters 5 --warmup 1
+    done
+fi
+
+if [ "$what" = host ] || [ "$what" = all ]; then
+    algos=native,scattered:block_count=4,scattered:block_count=16,pairwise,bruck2,padded_bruck
+    algos=$algos,tuna:radix=2,tuna:radix=4,tuna:radix=8,tuna:radix=16,auto
+    for np in 16 8; do
+        for wl in equal uniform; do
+            bench "host-p$np-$wl" $np no --workload $wl --sizes 16:65536 --algos $algos \
+                --iters 50 --warmup 5
+        done
+    done
+    hier=native,tuna_hier:radix=2:variant=coalesced,tuna_hier:radix=4:variant=coalesced
+    hier=$hier,tuna_hier:radix=2:variant=staggered,tuna_hier:radix=4:variant=staggered,tuna:radix=4,bruck2,auto
+    for wl in equal uniform; do
+        bench "host-p16-4x4-$wl" 16 no --ranks-per-node 4 --workload $wl --sizes 16:65536 \
+            --algos $hier --iters 50 --warmup 5
+    done
+fi
