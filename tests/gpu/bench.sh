@@ -2,8 +2,9 @@
 # The device machine's tables (doc/performance.md), from the build that
 # tests/gpu/run.sh made and tested in $SKEWSHIM_GPU_WORK:
 #   device  one rank: every device path against a cudaMemcpy of the same
-#           bytes; two ranks: NCCL's socket bandwidth per rank (the link of
-#           the emulated fabric); 2 emulated nodes x 4 ranks on the one GPU:
+#           bytes, and what the CUDA calls of a device call cost alone;
+#           equal blocks on 2 emulated nodes x 4 ranks: the per-rank link
+#           bandwidth of the emulated fabric (for T_LB); 2 nodes x 4 ranks:
 #           nccl_fanout, sabre, fast (and native where the MPI is CUDA-aware)
 #           on Zipf 0.4..0.9 and MoE routing, ratio to nccl_fanout and T_LB;
 #   host    skewshim-bench at 8 and 16 ranks and 16 as 4 emulated nodes of 4,
@@ -55,27 +56,36 @@ echo "# CPU: $(nproc) cores"
 if [ "$what" = device ] || [ "$what" = all ]; then
     native=
     [ "$cuda_aware" = yes ] && native=native,
+    # The fixed cost of the CUDA calls a device call makes.
+    cuda=${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc)")")}
+    if cc -O2 -o "$W/cuda_costs" "$(dirname "$0")/cuda_costs.c" -I"$cuda/include" \
+          -L"$cuda/lib64" -Wl,-rpath,"$cuda/lib64" -lcudart; then
+        echo "## cuda_costs"; "$W/cuda_costs"
+    fi
     # One rank: the whole exchange is the rank's own block, so a device path
     # can at best match one device-to-device copy of the same bytes.
-    bench dev-1rank 1 yes --device --workload equal --type double --sizes 16m,64m,256m \
-        --algos memcpy,${native}nccl_fanout,sabre,fast --baseline memcpy --iters 20 --warmup 3
-    # Two ranks, one per emulated node: NCCL send/recv both ways over the
-    # socket transport; the per-rank link bandwidth C of the fabric below.
-    bench dev-2rank-link 2 yes --device --workload equal --type double --sizes 16m,64m \
-        --ranks-per-node 1 --algos nccl_fanout --iters 10 --warmup 2
-    # 2 emulated nodes x 4 ranks: IPC inside a node, NCCL sockets between.
+    bench dev-1rank 1 yes --device --workload equal --type double --sizes 1m,4m,16m,64m,256m \
+        --algos memcpy,${native}nccl_fanout,sabre,fast --baseline memcpy --iters 50 --warmup 5
+    # The emulated fabric's per-rank link: 2 nodes x 4 ranks, equal blocks,
+    # every rank sends 4 blocks across; C = 4 S / median time.  (Two ranks
+    # alone get less: NCCL's socket transport is limited per connection.)
+    bench dev-8r-2x4-equal 8 yes --device --ranks-per-node 4 --workload equal --type double \
+        --sizes 4m,16m --algos nccl_fanout,${native}sabre,fast --baseline nccl_fanout --iters 5 --warmup 1
     gbps=${SKEWSHIM_LINK_GBPS:-}
-    if [ -z "$gbps" ] && [ -f "$out/dev-2rank-link.csv" ]; then
-        # C = bytes one rank sends / median time, at the largest size.
-        gbps=$(awk -F, 'NR > 1 { c = $5 / ($7 * 1e-6) / 1e9 } END { if (c > 0) printf "%.3f", c }' "$out/dev-2rank-link.csv")
+    if [ -z "$gbps" ] && [ -f "$out/dev-8r-2x4-equal.csv" ]; then
+        gbps=$(awk -F, 'NR > 1 && $6 == "nccl_fanout" { c = 4 * $5 / ($7 * 1e-6) / 1e9 } END { if (c > 0) printf "%.3f", c }' "$out/dev-8r-2x4-equal.csv")
     fi
     echo "# link bandwidth per rank for T_LB: ${gbps:-unknown} GB/s"
     lb=
     [ -n "$gbps" ] && lb="--link-gbps $gbps"
-    for wl in "zipf 0.4" "zipf 0.6" "zipf 0.8" "zipf 0.9" "moe 0.8"; do
+    # 2 emulated nodes x 4 ranks: IPC inside a node, NCCL sockets between.
+    # Largest blocks S chosen so that a rank sends about 16 to 256 MiB.
+    for wl in "zipf 0.4 4m,16m,64m" "zipf 0.6 8m,32m,128m" "zipf 0.8 16m,64m,256m" \
+              "zipf 0.9 16m,64m,256m" "moe 0.8 4m,16m,64m"; do
         set -- $wl
         bench "dev-8r-2x4-$1-$2" 8 yes --device --ranks-per-node 4 --workload "$1" --param "$2" \
-            --type double --sizes 16m,64m --algos nccl_fanout,${native}sabre,fast,fast:pipeline=false \
+            --type double --sizes "$3" \
+            --algos nccl_fanout,${native}sabre,fast,fast:pipeline=false \
             --baseline nccl_fanout $lb --iters 5 --warmup 1
     done
 fi

@@ -131,6 +131,18 @@ void skewshim_bench_run_point(opts *o, const uint64_t *counts, const char *wl, u
             MPI_Abort(comm, 2);
         }
     double t_lb = lower_bound(o, &L, q, comm);
+    /* What one rank moves at this point: S alone does not say it. */
+    double pay = (double)L.payload, pmax = 0, psum = 0;
+    PMPI_Reduce(&pay, &pmax, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+    PMPI_Reduce(&pay, &psum, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+    if (skewshim_bench_rank == 0) {
+        printf("# %s S=%llu: bytes sent per rank: mean %.2f MiB, max %.2f MiB", wl,
+               (unsigned long long)S, psum / skewshim_bench_size / 1048576.0,
+               pmax / 1048576.0);
+        if (t_lb > 0)
+            printf("; T_LB %.2f us", t_lb * 1e6);
+        printf("\n");
+    }
     double *tmax = malloc((size_t)o->iters * (size_t)o->nitems * sizeof *tmax);
     if (!tmax)
         MPI_Abort(comm, 2);
