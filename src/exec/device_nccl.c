@@ -379,6 +379,17 @@ int skewshim_exec_device(const skewshim_sched *g, skewshim_call *c)
         skewshim_device_leave(saved);
         return trc;
     }
+    /* Peers will write into our receive blocks and temp by IPC once the
+     * node's rendezvous in prepare is over, behind the back of the streams
+     * the application used: what it queued on the legacy default stream
+     * before the call (a memset of the receive buffer, say) must be done
+     * by then, or it lands on top of their data (seen on an H100 with 4 MiB
+     * blocks).  An event on our blocking stream waits for that work, and
+     * only for it. */
+    KEEP_FIRST(rc, skewshim_cuda_check(cudaEventRecord(st->ev_main, st->stream),
+                                       "cudaEventRecord", me));
+    KEEP_FIRST(rc, skewshim_cuda_check(cudaEventSynchronize(st->ev_main),
+                                       "cudaEventSynchronize", me));
     /* Collective over the node; the same answer on every rank of it. */
     int ipc = skewshim_ipc_prepare(st, c, g, &rc);
     const unsigned char *stage_ipc = NULL;
@@ -396,7 +407,8 @@ int skewshim_exec_device(const skewshim_sched *g, skewshim_call *c)
             nst = g->moves[k].stage + 1;
     }
     /* The handle exchange in prepare was a node-wide rendezvous inside this
-     * call, with nothing of ours queued: peers may write into us. */
+     * call, after the application's earlier work and with nothing of ours
+     * queued: peers may write into us. */
     int fenced = 1;
     size_t lo = 0;
     for (int s = 0; s < nst; s++) {

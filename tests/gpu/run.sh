@@ -199,6 +199,19 @@ for algo in nccl_fanout sabre fast; do
     run 8 yes "$WORK/emul.yaml" --algo $algo --types byte,int --comms world,dup
     ok $? "$algo, 2 nodes x 4 (IPC + NCCL): $(summary)"
 done
+# MB-sized blocks with the receive buffer cleared (cudaMemset on the legacy
+# stream) just before every call: IPC pushes from peers must not land
+# before that clear has run (the bench verifies every call it checks).
+BENCH="$top/.libs/skewshim-bench"
+env SKEWSHIM_CONFIG="$WORK/emul.yaml" timeout "${SKEWSHIM_TEST_TIMEOUT:-300}" \
+    "$MPIRUN" --allow-run-as-root --oversubscribe -np 8 \
+    sh -c 'NCCL_HOSTID=h$OMPI_COMM_WORLD_RANK exec "$@"' sh "$BENCH" --device --ranks-per-node 4 \
+    --workload equal --type double --sizes 4m,16m --algos sabre,fast,nccl_fanout --iters 2 --warmup 0 \
+    > "$WORK/out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || tail -20 "$WORK/out" | sed 's/^/# /'
+ok $rc "sabre, fast, nccl_fanout, 2 nodes x 4, 4 and 16 MiB blocks, receive buffer cleared before each call"
+
 for algo in sabre fast; do
     EXTRA_ENV=SKEWSHIM_IPC=0
     run 8 yes "$WORK/emul.yaml" --algo $algo --types byte,int
