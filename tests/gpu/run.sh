@@ -212,6 +212,24 @@ rc=$?
 [ $rc -eq 0 ] || tail -20 "$WORK/out" | sed 's/^/# /'
 ok $rc "sabre, fast, nccl_fanout, 2 nodes x 4, 4 and 16 MiB blocks, receive buffer cleared before each call"
 
+# The built-in policy's device rules: auto must pick sabre where they fire
+# (avg block >= 4 MiB; MTM >= 2.2 with avg block >= 1 MiB) and be right.
+for wl in "moe 0.8 4m" "zipf 0.8 64m"; do
+    set -- $wl
+    env -u SKEWSHIM_CONFIG SKEWSHIM_LOG_LEVEL=off timeout "${SKEWSHIM_TEST_TIMEOUT:-300}" \
+        "$MPIRUN" --allow-run-as-root --oversubscribe -np 8 \
+        sh -c 'NCCL_HOSTID=h$OMPI_COMM_WORLD_RANK exec "$@"' sh "$BENCH" --device --ranks-per-node 4 \
+        --workload "$1" --param "$2" --type double --sizes "$3" --algos auto --iters 2 --warmup 0 \
+        > "$WORK/out" 2>&1
+    rc=$?
+    if [ $rc -eq 0 ] && ! grep -q 'ran=sabre' "$WORK/out"; then
+        grep '^[a-z]' "$WORK/out" | tail -2 | sed 's/^/# /'
+        rc=1
+    fi
+    [ $rc -eq 0 ] || tail -20 "$WORK/out" | sed 's/^/# /'
+    ok $rc "auto under the built-in policy, 2 nodes x 4, $1 $2, S=$3: runs sabre, verified"
+done
+
 for algo in sabre fast; do
     EXTRA_ENV=SKEWSHIM_IPC=0
     run 8 yes "$WORK/emul.yaml" --algo $algo --types byte,int
