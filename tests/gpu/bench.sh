@@ -92,7 +92,7 @@ fi
 
 if [ "$what" = host ] || [ "$what" = all ]; then
     algos=native,scattered:block_count=4,scattered:block_count=16,pairwise,bruck2,padded_bruck
-    algos=$algos,tuna:radix=2,tuna:radix=4,tuna:radix=8,tuna:radix=16,auto
+    algos=$algos,tuna:radix=2,tuna:radix=4,tuna:radix=8,tuna:radix=16,sabre,fast,auto
     for np in 16 8; do
         for wl in equal uniform; do
             bench "host-p$np-$wl" $np no --workload $wl --sizes 16:65536 --algos $algos \
@@ -100,7 +100,8 @@ if [ "$what" = host ] || [ "$what" = all ]; then
         done
     done
     hier=native,tuna_hier:radix=2:variant=coalesced,tuna_hier:radix=4:variant=coalesced
-    hier=$hier,tuna_hier:radix=2:variant=staggered,tuna_hier:radix=4:variant=staggered,tuna:radix=4,bruck2,auto
+    hier=$hier,tuna_hier:radix=2:variant=staggered,tuna_hier:radix=4:variant=staggered,tuna:radix=4,bruck2
+    hier=$hier,sabre,fast,auto
     for wl in equal uniform; do
         bench "host-p16-4x4-$wl" 16 no --ranks-per-node 4 --workload $wl --sizes 16:65536 \
             --algos $hier --iters 50 --warmup 5
