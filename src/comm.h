@@ -20,6 +20,12 @@ typedef struct skewshim_comm {
     skewshim_topo topo;
     int *shm_keys;          /* [P] node key of each rank from the shared-memory split */
     uint64_t ncalls;        /* MPI_Alltoallv calls seen on this communicator */
+    /* Agreed at creation: some member had a CUDA context then.  Device
+     * rules of the policy count on this communicator only if so. */
+    int device_possible;
+    /* The policy's choice when no fact of a call can change it (rule index,
+     * -1 the default), or -2 when the choice needs the agreement. */
+    int fixed_rule;
     /* scratch for the call description, grown with the comm size */
     uint64_t *scratch;      /* 4*P */
     void *tmp;              /* temp buffer for schedules */

@@ -29,6 +29,9 @@ struct skewshim_comm;
  * none (a host-only application on a GPU node stays off the GPU).
  * SKEWSHIM_DEVICE=0 in the environment turns detection off (always HOST). */
 int skewshim_device_locate(const void *p);
+/* Whether this process has a CUDA context, so that any buffer of it can be
+ * device memory; 0 in builds without CUDA or with SKEWSHIM_DEVICE=0. */
+int skewshim_device_in_use(void);
 
 /* Free cs->device (NCCL communicator, streams, temp, staging buffers, node
  * communicators).  Called by the core when the communicator state is freed

@@ -126,8 +126,13 @@ void skewshim_policy_free(skewshim_policy *p);
  * (then *algo = policy->fallback and *params = &policy->params). */
 int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
                            skewshim_algo_id *algo, const skewshim_params **params);
-/* Whether choosing needs agreed global facts (any rule tests block sizes or
- * MTM).  Rank-invariant. */
-int skewshim_policy_needs_facts(const skewshim_policy *p);
+/* Whether every rule that can match a call on comm_size ranks leads to the
+ * same algorithm with the same parameters (the default included when a call
+ * can get past them all), so that choosing needs nothing agreed.  Rules for
+ * device buffers count only when device_possible.  Returns 1 with *rule the
+ * rule that decides (-1: the default), else 0.  Rank-invariant. */
+int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int device_possible,
+                                 int *rule);
+int skewshim_params_equal(const skewshim_params *a, const skewshim_params *b);
 
 #endif

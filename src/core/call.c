@@ -372,8 +372,10 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     int sample = skewshim_log_sample();
     int logged = level >= SKEWSHIM_LOG_CALLS && cs->ncalls % (uint64_t)sample == 0;
     const skewshim_algo *fa = forced >= 0 ? skewshim_algo_get((skewshim_algo_id)forced) : NULL;
-    int need = logged || (forced < 0 && skewshim_policy_needs_facts(pol)) ||
-               (fa && fa->needs_agreement);
+    /* The choice needs the agreement only when some fact of the call can
+     * change it (worked out once per communicator, skewshim_comm_get). */
+    int fixed = forced < 0 && cs->fixed_rule != -2;
+    int need = logged || (forced < 0 && !fixed) || (fa && fa->needs_agreement);
     int rc;
     if (need && (rc = skewshim_agree(&c)) != MPI_SUCCESS)
         return rc;
@@ -389,6 +391,14 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     if (forced >= 0) {
         c.algo = (skewshim_algo_id)forced;
         c.why = SKEWSHIM_WHY_FORCED;
+    } else if (fixed) {
+        /* The same outcome whether or not a per-call log made the
+         * agreement run; and without it, local facts (c.buffers) must not
+         * reach the rules: a device rule could match on one rank only. */
+        c.rule = cs->fixed_rule;
+        c.algo = c.rule >= 0 ? pol->rules[c.rule].use : pol->fallback;
+        chosen = c.rule >= 0 ? &pol->rules[c.rule].params : &pol->params;
+        c.why = c.rule >= 0 ? SKEWSHIM_WHY_RULE : SKEWSHIM_WHY_DEFAULT;
     } else {
         skewshim_facts f = {
             .comm_size = c.size,

@@ -99,6 +99,22 @@ int skewshim_comm_topo_update(skewshim_comm *cs)
     return skewshim_topo_from_keys(&cs->topo, cs->size, cs->shm_keys);
 }
 
+/* Without an agreement no rank knows where the others' buffers live.  Only
+ * the MPI library itself runs any mix of host and device buffers, so a
+ * choice fixed in advance may skip the agreement only when it is native,
+ * or when this build has no device path at all. */
+static int fixed_is_safe(int rule)
+{
+    const skewshim_policy *p = &skewshim_g.policy;
+    skewshim_algo_id a = rule >= 0 ? p->rules[rule].use : p->fallback;
+#ifdef SKEWSHIM_HAVE_CUDA
+    return a == SKEWSHIM_ALGO_NATIVE;
+#else
+    (void)a;
+    return 1;
+#endif
+}
+
 static skewshim_comm *create(MPI_Comm comm)
 {
     skewshim_comm *cs = calloc(1, sizeof *cs);
@@ -119,10 +135,19 @@ static skewshim_comm *create(MPI_Comm comm)
      * Disjoint communicators created at once (one MPI_Comm_split) differ by
      * their leader. */
     pthread_mutex_lock(&skewshim_g.lock);
-    int v[2] = {skewshim_g.next_comm_id, cs->rank == 0 ? skewshim_g.world_rank : 0};
+    int v[3] = {skewshim_g.next_comm_id, cs->rank == 0 ? skewshim_g.world_rank : 0,
+                skewshim_device_in_use()};
     pthread_mutex_unlock(&skewshim_g.lock);
-    int agreed[2];
-    PMPI_Allreduce(v, agreed, 2, MPI_INT, MPI_MAX, cs->pcomm);
+    int agreed[3];
+    PMPI_Allreduce(v, agreed, 3, MPI_INT, MPI_MAX, cs->pcomm);
+    cs->device_possible = agreed[2];
+    /* Decided once per communicator from rank-invariant facts only: every
+     * member takes the same path without talking (doc/decisions.md). */
+    cs->fixed_rule = -2;
+    int rule;
+    if (skewshim_policy_fixed_choice(&skewshim_g.policy, cs->size, cs->device_possible, &rule) &&
+        fixed_is_safe(rule))
+        cs->fixed_rule = rule;
     cs->id = (int)(((unsigned)agreed[1] << 16 | ((unsigned)agreed[0] & 0xffffu)) & 0x7fffffffu);
     pthread_mutex_lock(&skewshim_g.lock);
     if (skewshim_g.next_comm_id <= agreed[0])

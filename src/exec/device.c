@@ -22,6 +22,11 @@ int skewshim_device_locate(const void *p)
     return SKEWSHIM_BUF_HOST;
 }
 
+int skewshim_device_in_use(void)
+{
+    return 0;
+}
+
 void skewshim_device_comm_free(struct skewshim_comm *cs)
 {
     (void)cs;
@@ -140,6 +145,11 @@ static int process_uses_cuda(void)
         }
     }
     return 0;
+}
+
+int skewshim_device_in_use(void)
+{
+    return process_uses_cuda();
 }
 
 int skewshim_device_of(const void *p)

@@ -42,16 +42,57 @@ int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
     return -1;
 }
 
-int skewshim_policy_needs_facts(const skewshim_policy *p)
+/* Field by field: struct padding is not copied reliably. */
+int skewshim_params_equal(const skewshim_params *a, const skewshim_params *b)
 {
+    return a->scattered_block_count == b->scattered_block_count &&
+           a->tuna_radix == b->tuna_radix && a->tuna_hier_radix == b->tuna_hier_radix &&
+           a->tuna_hier_block_count == b->tuna_hier_block_count &&
+           a->tuna_hier_variant == b->tuna_hier_variant && a->sabre_alpha == b->sabre_alpha &&
+           a->sabre_mtm_threshold == b->sabre_mtm_threshold &&
+           a->fast_pipeline == b->fast_pipeline && a->max_temp_bytes == b->max_temp_bytes &&
+           a->model_intra_bw == b->model_intra_bw && a->model_inter_bw == b->model_inter_bw &&
+           a->model_latency == b->model_latency;
+}
+
+/* A rule whose matchers need nothing agreed: no block size, no skew. */
+static int size_only(const skewshim_rule *r)
+{
+    return !r->max_block_bytes.set && !r->avg_block_bytes.set && !r->mtm.set;
+}
+
+static int same_outcome(const skewshim_policy *p, int a, int b)
+{
+    skewshim_algo_id ua = a >= 0 ? p->rules[a].use : p->fallback;
+    skewshim_algo_id ub = b >= 0 ? p->rules[b].use : p->fallback;
+    const skewshim_params *pa = a >= 0 ? &p->rules[a].params : &p->params;
+    const skewshim_params *pb = b >= 0 ? &p->rules[b].params : &p->params;
+    return ua == ub && skewshim_params_equal(pa, pb);
+}
+
+int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int device_possible,
+                                 int *rule)
+{
+    int first = -2;
     for (int i = 0; i < p->nrules; i++) {
         const skewshim_rule *r = &p->rules[i];
-        if (r->max_block_bytes.set || r->avg_block_bytes.set || r->mtm.set)
+        if (!in_range(&r->comm_size, (double)comm_size))
+            continue;
+        if (r->buffers == SKEWSHIM_BUF_DEVICE && !device_possible)
+            continue;
+        if (first == -2)
+            first = i;
+        else if (!same_outcome(p, first, i))
+            return 0;
+        /* Matches whatever the call looks like: nothing after it counts. */
+        if (size_only(r) && (r->buffers == SKEWSHIM_BUF_ANY ||
+                             (r->buffers == SKEWSHIM_BUF_HOST && !device_possible))) {
+            *rule = first;
             return 1;
-        /* Ranks may disagree on where their buffers live (one rank host,
-         * another device), so the buffer kind must be agreed too. */
-        if (r->buffers != SKEWSHIM_BUF_ANY)
-            return 1;
+        }
     }
-    return 0;
+    if (first != -2 && !same_outcome(p, first, -1))
+        return 0;
+    *rule = first == -2 ? -1 : first;
+    return 1;
 }

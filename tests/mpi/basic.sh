@@ -21,8 +21,16 @@ done
 # agreement collective at all.  The policy's skew rules, or the log, need it.
 check 3 "forced scattered, log off: no agreement" --algo scattered --agreement 0
 check 3 "forced tuna needs the agreed max block" --algo tuna --agreement 1
-SKEWSHIM_CONFIG= mpirun_n 3 "$CHECK" --agreement 1 --types int
-ok $? "built-in policy (rules on MTM and block size): agreement runs"
+# The built-in rules start at 64 ranks (host) or need device buffers, and
+# no rank has a CUDA context: nothing a call carries can change the choice.
+SKEWSHIM_CONFIG= mpirun_n 3 "$CHECK" --agreement 0 --types int
+ok $? "built-in policy at 3 ranks, host buffers: native with no agreement collective"
+printf 'version: 1\nlog: {level: off}\nrules:\n  - {mtm: [2.2, inf], use: scattered}\n' > "$TESTDIR/mtm.yaml"
+SKEWSHIM_CONFIG="$TESTDIR/mtm.yaml" mpirun_n 3 "$CHECK" --agreement 1 --types int
+ok $? "a rule on MTM that can change the choice at 3 ranks: agreement runs"
+printf 'version: 1\nlog: {level: off}\nrules:\n  - {comm_size: [64, inf], mtm: [2.2, inf], use: scattered}\n' > "$TESTDIR/mtm64.yaml"
+SKEWSHIM_CONFIG="$TESTDIR/mtm64.yaml" mpirun_n 3 "$CHECK" --agreement 0 --types int
+ok $? "the same rule limited to 64+ ranks, at 3 ranks: no agreement"
 SKEWSHIM_LOG_LEVEL=calls SKEWSHIM_LOG_PATH="$TESTDIR/l.jsonl" SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 3 "$CHECK" --algo scattered --agreement 1
 ok $? "forced scattered with the per-call log on: agreement runs (the log needs the skew)"
 done_testing

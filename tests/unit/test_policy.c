@@ -2,7 +2,7 @@
 #include "config.h"
 #endif
 /* The YAML policy: the built-in default, a file using every key, rule
- * matching, per-rule overrides, needs_facts, and bad inputs that must each
+ * matching, per-rule overrides, the fixed choice, and bad inputs that must each
  * name the right line, column and key and leave the policy at its defaults. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, unlink */
@@ -88,8 +88,8 @@ static void test_builtin(void)
     TAP_OK(!strcmp(p.source, "<built-in default>"), "built-in source name");
     TAP_OK(settings_are_default(&p),
            "conf/default.yaml states exactly the compiled-in defaults");
-    TAP_OK(p.nrules == 2, "built-in has 2 rules (got %d)", p.nrules);
-    if (p.nrules == 2) {
+    TAP_OK(p.nrules == 4, "built-in has 4 rules (got %d)", p.nrules);
+    if (p.nrules == 4) {
         const skewshim_rule *r = p.rules;
         TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA && r[0].buffers == SKEWSHIM_BUF_HOST &&
                    r[0].comm_size.set && r[0].comm_size.lo == 64 && r[0].comm_size.hi < 0 &&
@@ -101,14 +101,21 @@ static void test_builtin(void)
                    r[1].mtm.hi < 0 && r[1].max_block_bytes.lo == 65536 &&
                    r[1].max_block_bytes.hi < 0,
                "rule 1: host, >= 64 ranks, mtm >= 2.2, blocks >= 64 KiB -> sabre");
+        TAP_OK(r[2].use == SKEWSHIM_ALGO_SABRE && r[2].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[2].comm_size.lo == 2 && r[2].avg_block_bytes.lo == 4 << 20 &&
+                   !r[2].mtm.set,
+               "rule 2: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[3].use == SKEWSHIM_ALGO_SABRE && r[3].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[3].mtm.lo == 2.2 && r[3].avg_block_bytes.lo == 1 << 20,
+               "rule 3: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
         int same = 1;
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 4; i++)
             same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
                     r[i].line > 0;
         TAP_OK(same, "built-in rules carry the global params and their lines");
-        TAP_OK(r[0].line < r[1].line, "rule lines increase");
+        TAP_OK(r[0].line < r[1].line && r[1].line < r[2].line && r[2].line < r[3].line,
+               "rule lines increase");
     }
-    TAP_OK(skewshim_policy_needs_facts(&p) == 1, "built-in needs agreed facts");
     skewshim_policy_free(&p);
     TAP_OK(p.rules == NULL && p.nrules == 0, "policy_free drops the rules");
     skewshim_policy_free(&p);     /* twice is harmless */
@@ -309,25 +316,58 @@ static void test_overrides(void)
     skewshim_policy_free(&p);
 }
 
-static void test_needs_facts(void)
+/* Whether the choice can be made without agreeing on a call's facts, and
+ * which rule makes it (-1: the default). */
+static void test_fixed_choice(void)
 {
-    static const struct { const char *yaml; int want; } cases[] = {
-        {"", 0},
-        {"rules:\n  - {comm_size: [2, 8], use: tuna}\n", 0},
-        {"rules:\n  - {buffers: any, use: tuna}\n", 0},
-        {"rules:\n  - {comm_size: 4, use: pairwise}\n  - {buffers: host, use: tuna}\n", 1},
-        {"rules:\n  - {mtm: [2, inf], use: sabre}\n", 1},
-        {"rules:\n  - {max_block_bytes: [0, 1K], use: tuna}\n", 1},
-        {"rules:\n  - {avg_block_bytes: 8, use: tuna}\n", 1},
+    static const struct {
+        const char *yaml;
+        int P, device, fixed, rule;
+    } cases[] = {
+        {"", 4, 1, 1, -1},
+        {"rules:\n  - {comm_size: [2, 8], use: tuna}\n", 4, 1, 1, 0},
+        {"rules:\n  - {comm_size: [2, 8], use: tuna}\n", 16, 1, 1, -1},
+        {"rules:\n  - {buffers: any, use: tuna}\n", 16, 1, 1, 0},
+        /* A host-only rule decides only where no device buffer can come. */
+        {"rules:\n  - {buffers: host, use: tuna}\n", 16, 0, 1, 0},
+        {"rules:\n  - {buffers: host, use: tuna}\n", 16, 1, 0, 0},
+        {"rules:\n  - {buffers: device, use: sabre}\n", 16, 0, 1, -1},
+        {"rules:\n  - {comm_size: 4, use: pairwise}\n  - {buffers: host, use: tuna}\n", 4, 1, 1, 0},
+        {"rules:\n  - {comm_size: 4, use: pairwise}\n  - {buffers: host, use: tuna}\n", 5, 1, 0, 0},
+        {"rules:\n  - {mtm: [2, inf], use: sabre}\n", 16, 0, 0, 0},
+        {"rules:\n  - {max_block_bytes: [0, 1K], use: tuna}\n", 16, 0, 0, 0},
+        {"rules:\n  - {avg_block_bytes: 8, use: tuna}\n", 16, 0, 0, 0},
+        /* A skew rule that ends where the default would: nothing to agree. */
+        {"default: tuna\nrules:\n  - {mtm: [2, inf], use: tuna}\n", 16, 0, 1, 0},
+        /* Same algorithm, other parameters: the facts decide. */
+        {"default: tuna\nrules:\n  - {mtm: [2, inf], use: tuna, tuna: {radix: 4}}\n", 16, 0, 0, 0},
+        {"rules:\n  - {comm_size: [64, inf], mtm: [2, inf], use: sabre}\n", 63, 0, 1, -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         skewshim_policy p;
         skewshim_error e;
-        int rc = load(cases[i].yaml, &p, &e);
-        TAP_OK(rc == 0 && skewshim_policy_needs_facts(&p) == cases[i].want,
-               "needs_facts == %d for case %zu", cases[i].want, i);
+        int rule = -9, rc = load(cases[i].yaml, &p, &e);
+        int fixed = rc == 0 ? skewshim_policy_fixed_choice(&p, cases[i].P, cases[i].device, &rule)
+                            : -1;
+        TAP_OK(fixed == cases[i].fixed && (!fixed || rule == cases[i].rule),
+               "case %zu (P=%d, device %d): fixed %d rule %d", i, cases[i].P, cases[i].device,
+               fixed, rule);
         skewshim_policy_free(&p);
     }
+    /* The built-in policy: nothing to agree below 64 ranks on host buffers;
+     * its device rules and its 64+ rank rules need the facts. */
+    skewshim_policy p;
+    skewshim_error e;
+    int rule = -9;
+    TAP_OK(skewshim_policy_load_builtin(&p, &e) == 0 &&
+               skewshim_policy_fixed_choice(&p, 2, 0, &rule) == 1 && rule == -1 &&
+               skewshim_policy_fixed_choice(&p, 63, 0, &rule) == 1 && rule == -1 &&
+               p.fallback == SKEWSHIM_ALGO_NATIVE,
+           "built-in: native without agreement up to 63 ranks, no device");
+    TAP_OK(skewshim_policy_fixed_choice(&p, 64, 0, &rule) == 0 &&
+               skewshim_policy_fixed_choice(&p, 2, 1, &rule) == 0,
+           "built-in: agreement at 64 ranks, and where device buffers can come");
+    skewshim_policy_free(&p);
 }
 
 struct bad {
@@ -543,7 +583,7 @@ int main(void)
     test_every_key();
     test_matching();
     test_overrides();
-    test_needs_facts();
+    test_fixed_choice();
     test_bad_inputs();
     test_empty_and_comments();
     test_files();
