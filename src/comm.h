@@ -26,6 +26,7 @@ typedef struct skewshim_comm {
     /* The policy's choice when no fact of a call can change it (rule index,
      * -1 the default), or -2 when the choice needs the agreement. */
     int fixed_rule;
+    int fixed_native;       /* that choice is native */
     /* scratch for the call description, grown with the comm size */
     uint64_t *scratch;      /* 4*P */
     void *tmp;              /* temp buffer for schedules */
@@ -39,6 +40,8 @@ typedef struct skewshim_comm {
 /* The state of comm, created on first use (collective over comm: every rank
  * reaches its first MPI_Alltoallv on comm together).  NULL on failure. */
 skewshim_comm *skewshim_comm_get(MPI_Comm comm);
+/* The state of comm if it has one already, else NULL; never collective. */
+skewshim_comm *skewshim_comm_peek(MPI_Comm comm);
 /* Free every live state (called from MPI_Finalize, before PMPI_Finalize). */
 void skewshim_comm_free_all(void);
 int skewshim_comm_setup(void);     /* keyval; called at init */

@@ -341,8 +341,18 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     if (skewshim_g.disabled || skewshim_g.finalized)
         return pass_through(&c, skewshim_g.finalized ? SKEWSHIM_REASON_NOT_INITIALIZED
                                                      : skewshim_g.disabled_reason);
-    if (chosen_algorithm() == SKEWSHIM_ALGO_NATIVE && skewshim_log_level() < SKEWSHIM_LOG_CALLS)
+    int pick = chosen_algorithm();
+    if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick == SKEWSHIM_ALGO_NATIVE)
         return forced_native(&c);
+    if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick < 0) {
+        /* A communicator on which the policy can only say native (decided
+         * at its first call, below) takes the same short path. */
+        skewshim_comm *known = skewshim_comm_peek(comm);
+        if (known && known->fixed_native) {
+            known->ncalls++;
+            return forced_native(&c);
+        }
+    }
     if (obviously_invalid(sendtype, recvtype, comm))
         return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
     int inter = 0;
@@ -365,12 +375,18 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     c.cs = cs;
     c.rank = cs->rank;
     c.size = cs->size;
-    skewshim_comm_topo_update(cs);
-    c.local_reason = describe(&c);
-
     const skewshim_policy *pol = &skewshim_g.policy;
     int sample = skewshim_log_sample();
     int logged = level >= SKEWSHIM_LOG_CALLS && cs->ncalls % (uint64_t)sample == 0;
+    if (forced < 0 && !logged && cs->fixed_native) {
+        /* The first call on a communicator where the policy can only say
+         * native: from the next one on, the check above catches it. */
+        cs->ncalls++;
+        return forced_native(&c);
+    }
+    skewshim_comm_topo_update(cs);
+    c.local_reason = describe(&c);
+
     const skewshim_algo *fa = forced >= 0 ? skewshim_algo_get((skewshim_algo_id)forced) : NULL;
     /* The choice needs the agreement only when some fact of the call can
      * change it (worked out once per communicator, skewshim_comm_get). */

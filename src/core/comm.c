@@ -146,8 +146,11 @@ static skewshim_comm *create(MPI_Comm comm)
     cs->fixed_rule = -2;
     int rule;
     if (skewshim_policy_fixed_choice(&skewshim_g.policy, cs->size, cs->device_possible, &rule) &&
-        fixed_is_safe(rule))
+        fixed_is_safe(rule)) {
         cs->fixed_rule = rule;
+        cs->fixed_native = (rule >= 0 ? skewshim_g.policy.rules[rule].use
+                                      : skewshim_g.policy.fallback) == SKEWSHIM_ALGO_NATIVE;
+    }
     cs->id = (int)(((unsigned)agreed[1] << 16 | ((unsigned)agreed[0] & 0xffffu)) & 0x7fffffffu);
     pthread_mutex_lock(&skewshim_g.lock);
     if (skewshim_g.next_comm_id <= agreed[0])
@@ -172,6 +175,16 @@ static skewshim_comm *create(MPI_Comm comm)
     live_count++;
     pthread_mutex_unlock(&skewshim_g.lock);
     return cs;
+}
+
+skewshim_comm *skewshim_comm_peek(MPI_Comm comm)
+{
+    void *attr;
+    int flag = 0;
+    if (keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL ||
+        PMPI_Comm_get_attr(comm, keyval, &attr, &flag) != MPI_SUCCESS || !flag)
+        return NULL;
+    return attr;
 }
 
 skewshim_comm *skewshim_comm_get(MPI_Comm comm)
