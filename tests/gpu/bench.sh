@@ -10,7 +10,8 @@
 #   host    skewshim-bench at 8 and 16 ranks and 16 as 4 emulated nodes of 4,
 #           every host algorithm and auto against the MPI library's own
 #           MPI_Alltoallv, uniform blocks and uniform random blocks.
-# Usage: SKEWSHIM_GPU_WORK=DIR tests/gpu/bench.sh [device|host|all] OUTDIR
+#   auto    native against auto (the built-in policy) at 8 and 16 ranks
+# Usage: SKEWSHIM_GPU_WORK=DIR tests/gpu/bench.sh [device|host|auto|all] OUTDIR
 # Every table is printed with the command that reproduces it and written as
 # CSV into OUTDIR.  Times are from one GPU shared by every rank (NCCL over
 # sockets between emulated nodes): emulation figures, not a real cluster.
@@ -105,5 +106,15 @@ if [ "$what" = host ] || [ "$what" = all ]; then
     for wl in equal uniform; do
         bench "host-p16-4x4-$wl" 16 no --ranks-per-node 4 --workload $wl --sizes 16:65536 \
             --algos $hier --iters 50 --warmup 5
+    done
+fi
+
+if [ "$what" = auto ] || [ "$what" = all ]; then
+    # What auto (the built-in policy) costs where it runs native.
+    for np in 16 8; do
+        for wl in equal uniform; do
+            bench "auto-p$np-$wl" $np no --workload $wl --sizes 16:65536 \
+                --algos native,auto,native,auto --iters 100 --warmup 10
+        done
     done
 fi

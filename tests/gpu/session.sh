@@ -1,10 +1,10 @@
 #!/bin/sh
 # One call on the device machine: the steps named (test, device, host; all
 # three by default) on one build, logs and CSVs into OUTDIR.
-#   tests/gpu/session.sh OUTDIR [test] [device] [host]
+#   tests/gpu/session.sh OUTDIR [test] [device] [host] [auto]
 # test runs tests/gpu/run.sh (which builds); the benchmarks reuse its build
 # in $SKEWSHIM_GPU_WORK, building first when it is not there.
-out=${1:?usage: tests/gpu/session.sh OUTDIR [test] [device] [host]}
+out=${1:?usage: tests/gpu/session.sh OUTDIR [test] [device] [host] [auto]}
 shift
 [ $# -gt 0 ] || set -- test device host
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +16,7 @@ for step in "$@"; do
     case $step in
     test)
         sh "$here/run.sh" 2>&1 | tee "$out/gpu-tap.txt" ;;
-    device|host)
+    device|host|auto)
         built || SKEWSHIM_GPU_BUILD_ONLY=1 sh "$here/run.sh" 2>&1 | tee -a "$out/build-tap.txt"
         sh "$here/bench.sh" "$step" "$SKEWSHIM_GPU_WORK/csv" 2>&1 | tee -a "$out/bench-$step.txt" ;;
     *) echo "unknown step $step"; exit 2 ;;
