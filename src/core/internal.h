@@ -10,21 +10,7 @@
 #include "call.h"
 #include "log.h"
 #include "policy.h"
-
-/* Tool overrides of include/skewshim.h: applied on top of whatever
- * parameters the policy chose. */
-enum {
-    SKEWSHIM_OV_SCATTERED_BLOCK_COUNT = 1u << 0,
-    SKEWSHIM_OV_TUNA_RADIX = 1u << 1,
-    SKEWSHIM_OV_TUNA_HIER_RADIX = 1u << 2,
-    SKEWSHIM_OV_TUNA_HIER_BLOCK_COUNT = 1u << 3,
-    SKEWSHIM_OV_TUNA_HIER_VARIANT = 1u << 4,
-    SKEWSHIM_OV_SABRE_ALPHA = 1u << 5,
-    SKEWSHIM_OV_SABRE_MTM = 1u << 6,
-    SKEWSHIM_OV_FAST_PIPELINE = 1u << 7,
-    SKEWSHIM_OV_MAX_TEMP = 1u << 8,
-    SKEWSHIM_OV_RANKS_PER_NODE = 1u << 9
-};
+#include "policy/params.h"
 
 typedef struct skewshim_state {
     int initialized, finalized;
@@ -37,7 +23,8 @@ typedef struct skewshim_state {
     int world_rank, world_size;
     int thread_level;
     MPI_Op agree_op;
-    /* tool overrides */
+    /* tool overrides (include/skewshim.h): bit i is entry i of the
+     * parameter table; ranks_per_node has the bit after them (api.c) */
     unsigned ov_mask;
     skewshim_params ov;
     int ov_ranks_per_node;

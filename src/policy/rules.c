@@ -42,19 +42,6 @@ int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
     return -1;
 }
 
-/* Field by field: struct padding is not copied reliably. */
-int skewshim_params_equal(const skewshim_params *a, const skewshim_params *b)
-{
-    return a->scattered_block_count == b->scattered_block_count &&
-           a->tuna_radix == b->tuna_radix && a->tuna_hier_radix == b->tuna_hier_radix &&
-           a->tuna_hier_block_count == b->tuna_hier_block_count &&
-           a->tuna_hier_variant == b->tuna_hier_variant && a->sabre_alpha == b->sabre_alpha &&
-           a->sabre_mtm_threshold == b->sabre_mtm_threshold &&
-           a->fast_pipeline == b->fast_pipeline && a->max_temp_bytes == b->max_temp_bytes &&
-           a->model_intra_bw == b->model_intra_bw && a->model_inter_bw == b->model_inter_bw &&
-           a->model_latency == b->model_latency;
-}
-
 /* A rule whose matchers need nothing agreed: no block size, no skew. */
 static int size_only(const skewshim_rule *r)
 {

@@ -7,6 +7,7 @@
  * names the line, column and key path when a value does not fit.  The
  * error state lives in ctx (load_internal.h). */
 #include "load_internal.h"
+#include "params.h"
 
 #include <errno.h>
 #include <math.h>
@@ -82,79 +83,12 @@ void skewshim_pol_subpath(char *dst, const char *path, const char *key)
 
 /* ---- scalars ------------------------------------------------------------- */
 
-int skewshim_pol_parse_ll(const char *s, long long *out)
-{
-    if (!s[0])
-        return -1;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || s[0] == ' ')
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    if (!s[0] || s[0] == ' ')
-        return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int lower_eq(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++) {
-        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
-        if (x != *b)
-            return 0;
-    }
-    return *a == *b;
-}
-
 static int is_inf(const char *s)
 {
-    return lower_eq(s, "inf") || lower_eq(s, ".inf") || lower_eq(s, "+inf") ||
-           lower_eq(s, "+.inf") || lower_eq(s, "infinity");
+    return skewshim_text_lower_eq(s, "inf") || skewshim_text_lower_eq(s, ".inf") ||
+           skewshim_text_lower_eq(s, "+inf") || skewshim_text_lower_eq(s, "+.inf") ||
+           skewshim_text_lower_eq(s, "infinity");
 }
-
-/* Sizes: an integer with an optional unit.  K, M, G are powers of 1024 in
- * every spelling (K, KB, KiB): nobody sizes a buffer in powers of 1000. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    static const struct { const char *sfx; unsigned shift; } units[] = {
-        {"", 0},    {"B", 0},    {"K", 10},  {"KB", 10}, {"KiB", 10},
-        {"M", 20},  {"MB", 20},  {"MiB", 20}, {"G", 30}, {"GB", 30},
-        {"GiB", 30},
-    };
-    if (!(s[0] >= '0' && s[0] <= '9'))
-        return -1;
-    uint64_t v = 0;
-    for (; *s >= '0' && *s <= '9'; s++) {
-        if (v > (UINT64_MAX - 9) / 10)
-            return -1;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    while (*s == ' ')
-        s++;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(s, units[i].sfx) == 0) {
-            if (units[i].shift && v > (UINT64_MAX >> units[i].shift))
-                return -1;
-            *out = v << units[i].shift;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-#define SIZE_WHAT "a size in bytes (an integer, optionally followed by K, KB, KiB, M, MB, MiB, G, GB or GiB)"
 
 static int need_scalar(ctx *c, const yaml_node_t *n, const char *path, const char *what)
 {
@@ -176,7 +110,7 @@ int skewshim_pol_need_int(ctx *c, const yaml_node_t *n, const char *path, int mi
         return 0;
     }
     long long v;
-    if (skewshim_pol_parse_ll(sval(n), &v) || v < min || v > 0x7fffffff)
+    if (skewshim_text_ll(sval(n), &v) || v < min || v > 0x7fffffff)
         return skewshim_pol_expected(c, n, path, what);
     *out = (int)v;
     return 0;
@@ -191,7 +125,7 @@ int skewshim_pol_need_number(ctx *c, const yaml_node_t *n, const char *path, dou
     if (need_scalar(c, n, path, what))
         return -1;
     double v;
-    if (parse_double(sval(n), &v) || v < min || (exclusive && v == min))
+    if (skewshim_text_double(sval(n), &v) || v < min || (exclusive && v == min))
         return skewshim_pol_expected(c, n, path, what);
     *out = v;
     return 0;
@@ -199,21 +133,25 @@ int skewshim_pol_need_number(ctx *c, const yaml_node_t *n, const char *path, dou
 
 int skewshim_pol_need_bool(ctx *c, const yaml_node_t *n, const char *path, int *out)
 {
-    static const char *const yes[] = {"true", "yes", "on"}, *const no[] = {"false", "no", "off"};
-    const char *what = "a boolean (true or false)";
-    if (need_scalar(c, n, path, what))
-        return -1;
-    for (int i = 0; i < 3; i++) {
-        if (lower_eq(sval(n), yes[i])) { *out = 1; return 0; }
-        if (lower_eq(sval(n), no[i])) { *out = 0; return 0; }
-    }
-    return skewshim_pol_expected(c, n, path, what);
+    if (need_scalar(c, n, path, SKEWSHIM_BOOL_WHAT) || skewshim_text_bool(sval(n), out))
+        return skewshim_pol_expected(c, n, path, SKEWSHIM_BOOL_WHAT);
+    return 0;
+}
+
+int skewshim_pol_need_param(ctx *c, const yaml_node_t *n, const char *path,
+                            const skewshim_param_desc *d, skewshim_params *p)
+{
+    char what[200];
+    skewshim_param_what(d, what, sizeof what);
+    if (need_scalar(c, n, path, what) || skewshim_param_parse(d, sval(n), p))
+        return skewshim_pol_expected(c, n, path, what);
+    return 0;
 }
 
 int skewshim_pol_need_size(ctx *c, const yaml_node_t *n, const char *path, uint64_t *out)
 {
-    if (need_scalar(c, n, path, SIZE_WHAT) || parse_size(sval(n), out))
-        return skewshim_pol_expected(c, n, path, SIZE_WHAT);
+    if (need_scalar(c, n, path, SKEWSHIM_SIZE_WHAT) || skewshim_text_size(sval(n), out))
+        return skewshim_pol_expected(c, n, path, SKEWSHIM_SIZE_WHAT);
     return 0;
 }
 
@@ -275,7 +213,7 @@ static int range_value(ctx *c, yaml_node_t *n, const char *path, enum range_kind
 {
     char what[200];
     const char *base = kind == R_COUNT ? "an integer >= 0"
-                       : kind == R_SIZE ? SIZE_WHAT : "a number >= 0";
+                       : kind == R_SIZE ? SKEWSHIM_SIZE_WHAT : "a number >= 0";
     snprintf(what, sizeof what, "%s%s", base, allow_inf ? " or 'inf'" : "");
     if (need_scalar(c, n, path, what))
         return -1;
@@ -289,17 +227,17 @@ static int range_value(ctx *c, yaml_node_t *n, const char *path, enum range_kind
     double d;
     switch (kind) {
     case R_COUNT:
-        if (skewshim_pol_parse_ll(s, &ll) || ll < 0)
+        if (skewshim_text_ll(s, &ll) || ll < 0)
             return skewshim_pol_expected(c, n, path, what);
         *out = (double)ll;
         break;
     case R_SIZE:
-        if (parse_size(s, &u))
+        if (skewshim_text_size(s, &u))
             return skewshim_pol_expected(c, n, path, what);
         *out = (double)u;
         break;
     default:
-        if (parse_double(s, &d) || d < 0)
+        if (skewshim_text_double(s, &d) || d < 0)
             return skewshim_pol_expected(c, n, path, what);
         *out = d;
         break;

@@ -9,135 +9,47 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-
-/* Bits of skewshim_rule.overrides: bit i is field i of skewshim_params, in
- * declaration order, as policy.h promises. */
-enum {
-    PB_SCATTERED_BLOCK_COUNT = 0,
-    PB_TUNA_RADIX,
-    PB_TUNA_HIER_RADIX,
-    PB_TUNA_HIER_BLOCK_COUNT,
-    PB_TUNA_HIER_VARIANT,
-    PB_SABRE_ALPHA,
-    PB_SABRE_MTM_THRESHOLD,
-    PB_FAST_PIPELINE,
-    PB_MAX_TEMP_BYTES,
-    PB_MODEL_INTRA_BW,
-    PB_MODEL_INTER_BW,
-    PB_MODEL_LATENCY
-};
-#define BIT(b) (1u << (b))
+#include <string.h>
 
 /* ---- parameter sections ---------------------------------------------------- */
 
-/* The sections that may appear both at top level and inside a rule.  Each
- * parser writes the fields it finds into p and sets their bits in *bits. */
-static int parse_scattered(ctx *c, yaml_node_t *n, const char *path,
+/* A section of the parameter table (scattered, tuna, tuna_hier, sabre, fast,
+ * model), at top level or inside a rule: its keys and value types come
+ * from the table.  Each value goes into p and sets its bit (the table
+ * index) in *bits. */
+static int parse_params(ctx *c, yaml_node_t *n, const char *path, const char *section,
+                        skewshim_params *p, unsigned *bits)
+{
+    const char *keys[SKEWSHIM_NPARAMS + 1];
+    int entry[SKEWSHIM_NPARAMS], nk = 0;
+    for (int i = 0; i < SKEWSHIM_NPARAMS; i++) {
+        const char *sec = skewshim_param_table[i].section;
+        if (sec && strcmp(sec, section) == 0) {
+            entry[nk] = i;
+            keys[nk++] = skewshim_param_table[i].key;
+        }
+    }
+    keys[nk] = NULL;
+    yaml_node_t *k, *v;
+    int idx, rc;
+    char sub[PATHLEN];
+    FOR_PAIRS(c, n, path, keys, rc) {
+        if (skewshim_pol_need_param(c, v, sub, &skewshim_param_table[entry[idx]], p))
+            return -1;
+        *bits |= 1u << entry[idx];
+    }
+    return rc;
+}
+
+/* max_temp_bytes, the one parameter outside any section. */
+static int parse_top_param(ctx *c, yaml_node_t *v, const char *path, const char *name,
                            skewshim_params *p, unsigned *bits)
 {
-    static const char *const keys[] = {"block_count", NULL};
-    yaml_node_t *k, *v;
-    int idx, rc;
-    char sub[PATHLEN];
-    FOR_PAIRS(c, n, path, keys, rc) {
-        if (skewshim_pol_need_int(c, v, sub, 1, 0, &p->scattered_block_count))
-            return -1;
-        *bits |= BIT(PB_SCATTERED_BLOCK_COUNT);
-    }
-    return rc;
-}
-
-static int parse_tuna(ctx *c, yaml_node_t *n, const char *path,
-                      skewshim_params *p, unsigned *bits)
-{
-    static const char *const keys[] = {"radix", NULL};
-    yaml_node_t *k, *v;
-    int idx, rc;
-    char sub[PATHLEN];
-    FOR_PAIRS(c, n, path, keys, rc) {
-        if (skewshim_pol_need_int(c, v, sub, 2, 1, &p->tuna_radix))
-            return -1;
-        *bits |= BIT(PB_TUNA_RADIX);
-    }
-    return rc;
-}
-
-static int parse_tuna_hier(ctx *c, yaml_node_t *n, const char *path,
-                           skewshim_params *p, unsigned *bits)
-{
-    static const char *const keys[] = {"radix", "block_count", "variant", NULL};
-    static const char *const variants[] = {"coalesced", "staggered"};
-    yaml_node_t *k, *v;
-    int idx, rc, r = 0;
-    char sub[PATHLEN];
-    FOR_PAIRS(c, n, path, keys, rc) {
-        switch (idx) {
-        case 0: r = skewshim_pol_need_int(c, v, sub, 2, 1, &p->tuna_hier_radix);
-                *bits |= BIT(PB_TUNA_HIER_RADIX); break;
-        case 1: r = skewshim_pol_need_int(c, v, sub, 1, 0, &p->tuna_hier_block_count);
-                *bits |= BIT(PB_TUNA_HIER_BLOCK_COUNT); break;
-        default: r = skewshim_pol_need_enum(c, v, sub, variants, 2, &p->tuna_hier_variant);
-                 *bits |= BIT(PB_TUNA_HIER_VARIANT); break;
-        }
-        if (r)
-            return -1;
-    }
-    return rc;
-}
-
-static int parse_sabre(ctx *c, yaml_node_t *n, const char *path,
-                       skewshim_params *p, unsigned *bits)
-{
-    static const char *const keys[] = {"alpha", "mtm_threshold", NULL};
-    yaml_node_t *k, *v;
-    int idx, rc, r;
-    char sub[PATHLEN];
-    FOR_PAIRS(c, n, path, keys, rc) {
-        if (idx == 0) {
-            r = skewshim_pol_need_number(c, v, sub, 1.0, 0, &p->sabre_alpha);
-            *bits |= BIT(PB_SABRE_ALPHA);
-        } else {
-            r = skewshim_pol_need_number(c, v, sub, 1.0, 0, &p->sabre_mtm_threshold);
-            *bits |= BIT(PB_SABRE_MTM_THRESHOLD);
-        }
-        if (r)
-            return -1;
-    }
-    return rc;
-}
-
-static int parse_fast(ctx *c, yaml_node_t *n, const char *path,
-                      skewshim_params *p, unsigned *bits)
-{
-    static const char *const keys[] = {"pipeline", NULL};
-    yaml_node_t *k, *v;
-    int idx, rc;
-    char sub[PATHLEN];
-    FOR_PAIRS(c, n, path, keys, rc) {
-        if (skewshim_pol_need_bool(c, v, sub, &p->fast_pipeline))
-            return -1;
-        *bits |= BIT(PB_FAST_PIPELINE);
-    }
-    return rc;
-}
-
-static int parse_model(ctx *c, yaml_node_t *n, const char *path, skewshim_params *p)
-{
-    static const char *const keys[] = {"intra_bw", "inter_bw", "latency", NULL};
-    yaml_node_t *k, *v;
-    int idx, rc, r;
-    char sub[PATHLEN];
-    FOR_PAIRS(c, n, path, keys, rc) {
-        if (idx == 0)
-            r = skewshim_pol_need_number(c, v, sub, 0.0, 1, &p->model_intra_bw);
-        else if (idx == 1)
-            r = skewshim_pol_need_number(c, v, sub, 0.0, 1, &p->model_inter_bw);
-        else
-            r = skewshim_pol_need_number(c, v, sub, 0.0, 0, &p->model_latency);
-        if (r)
-            return -1;
-    }
-    return rc;
+    int i = skewshim_param_index(name);
+    if (skewshim_pol_need_param(c, v, path, &skewshim_param_table[i], p))
+        return -1;
+    *bits |= 1u << i;
+    return 0;
 }
 
 /* Algorithms without parameters: the section may exist (so a policy can
@@ -179,13 +91,10 @@ static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *r
         case 3: r = skewshim_pol_parse_range(c, v, sub, R_NUMBER, &rule->mtm); break;
         case 4: r = skewshim_pol_need_enum(c, v, sub, bufs, 3, &rule->buffers); break;
         case 5: r = skewshim_pol_need_algo(c, v, sub, &rule->use); have_use = 1; break;
-        case 6: r = parse_scattered(c, v, sub, p, b); break;
-        case 7: r = parse_tuna(c, v, sub, p, b); break;
-        case 8: r = parse_tuna_hier(c, v, sub, p, b); break;
-        case 9: r = parse_sabre(c, v, sub, p, b); break;
-        case 10: r = parse_fast(c, v, sub, p, b); break;
-        default: r = skewshim_pol_need_size(c, v, sub, &p->max_temp_bytes);
-                 *b |= BIT(PB_MAX_TEMP_BYTES); break;
+        case 6: case 7: case 8: case 9: case 10:
+            r = parse_params(c, v, sub, sval(k), p, b);
+            break;
+        default: r = parse_top_param(c, v, sub, "max_temp_bytes", p, b); break;
         }
         if (r)
             return -1;
@@ -229,18 +138,9 @@ void skewshim_pol_resolve_rule_params(skewshim_policy *pol)
 {
     for (int i = 0; i < pol->nrules; i++) {
         skewshim_rule *r = &pol->rules[i];
-        skewshim_params o = r->params, *p = &r->params;
-        unsigned b = r->overrides;
-        *p = pol->params;
-        if (b & BIT(PB_SCATTERED_BLOCK_COUNT)) p->scattered_block_count = o.scattered_block_count;
-        if (b & BIT(PB_TUNA_RADIX)) p->tuna_radix = o.tuna_radix;
-        if (b & BIT(PB_TUNA_HIER_RADIX)) p->tuna_hier_radix = o.tuna_hier_radix;
-        if (b & BIT(PB_TUNA_HIER_BLOCK_COUNT)) p->tuna_hier_block_count = o.tuna_hier_block_count;
-        if (b & BIT(PB_TUNA_HIER_VARIANT)) p->tuna_hier_variant = o.tuna_hier_variant;
-        if (b & BIT(PB_SABRE_ALPHA)) p->sabre_alpha = o.sabre_alpha;
-        if (b & BIT(PB_SABRE_MTM_THRESHOLD)) p->sabre_mtm_threshold = o.sabre_mtm_threshold;
-        if (b & BIT(PB_FAST_PIPELINE)) p->fast_pipeline = o.fast_pipeline;
-        if (b & BIT(PB_MAX_TEMP_BYTES)) p->max_temp_bytes = o.max_temp_bytes;
+        skewshim_params own = r->params;
+        r->params = pol->params;
+        skewshim_params_copy_masked(&r->params, &own, r->overrides);
     }
 }
 
@@ -286,7 +186,7 @@ static int parse_topology(ctx *c, yaml_node_t *n, const char *path, skewshim_pol
 static int parse_version(ctx *c, yaml_node_t *n, const char *path, int *out)
 {
     long long v;
-    if (n->type != YAML_SCALAR_NODE || skewshim_pol_parse_ll(sval(n), &v) || v != 1)
+    if (n->type != YAML_SCALAR_NODE || skewshim_text_ll(sval(n), &v) || v != 1)
         return skewshim_pol_expected(c, n, path, "1 (the only schema version this shim reads)");
     *out = 1;
     return 0;
@@ -312,14 +212,11 @@ int skewshim_pol_parse_root(ctx *c, yaml_node_t *root, skewshim_policy *pol)
         case 1: r = skewshim_pol_need_bool(c, v, sub, &pol->strict); break;
         case 2: r = parse_log(c, v, sub, pol); break;
         case 3: r = parse_topology(c, v, sub, pol); break;
-        case 4: r = skewshim_pol_need_size(c, v, sub, &p->max_temp_bytes); break;
+        case 4: r = parse_top_param(c, v, sub, "max_temp_bytes", p, &bits); break;
         case 5: r = skewshim_pol_need_algo(c, v, sub, &pol->fallback); break;
-        case 6: r = parse_model(c, v, sub, p); break;
-        case 7: r = parse_scattered(c, v, sub, p, &bits); break;
-        case 11: r = parse_tuna(c, v, sub, p, &bits); break;
-        case 12: r = parse_tuna_hier(c, v, sub, p, &bits); break;
-        case 13: r = parse_sabre(c, v, sub, p, &bits); break;
-        case 14: r = parse_fast(c, v, sub, p, &bits); break;
+        case 6: case 7: case 11: case 12: case 13: case 14:
+            r = parse_params(c, v, sub, sval(k), p, &bits);
+            break;
         case 16: r = parse_rules(c, v, pol); break;
         default: r = parse_empty(c, v, sub); break;   /* pairwise, bruck2, ... */
         }

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen, unlink */
 #endif
 #include "policy.h"
+#include "policy/params.h"
 #include "../tap.h"   /* relative: the build adds no -Itests */
 
 #include <errno.h>
@@ -576,6 +577,72 @@ static void test_names(void)
     TAP_OK(strlen(buf) == 7, "error format truncates to the buffer");
 }
 
+/* The parameter table: one reader for files and skewshim_set_param, every
+ * key in the reference, every spelling of a boolean the same. */
+static void test_param_table(void)
+{
+    int named = 1;
+    for (int i = 0; i < SKEWSHIM_NPARAMS; i++)
+        named &= skewshim_param_index(skewshim_param_table[i].name) == i;
+    TAP_OK(named, "every table entry found by its dotted name");
+    TAP_OK(skewshim_param_index("fast.pipelines") == -1 && skewshim_param_index(NULL) == -1,
+           "unknown names are refused");
+
+    static const struct { const char *text; int want; } bools[] = {
+        {"true", 1}, {"false", 0}, {"yes", 1}, {"no", 0}, {"on", 1}, {"off", 0},
+        {"True", 1}, {"OFF", 0}, {"1", 1}, {"0", 0},
+    };
+    int i_pipe = skewshim_param_index("fast.pipeline");
+    for (size_t k = 0; k < sizeof bools / sizeof bools[0]; k++) {
+        char yaml[64];
+        snprintf(yaml, sizeof yaml, "fast: {pipeline: %s}\n", bools[k].text);
+        skewshim_policy p;
+        skewshim_error e;
+        skewshim_params q;
+        skewshim_params_default(&q);
+        q.fast_pipeline = -1;
+        int rc = load(yaml, &p, &e);
+        int rt = skewshim_param_parse(&skewshim_param_table[i_pipe], bools[k].text, &q);
+        TAP_OK(rc == 0 && rt == 0 && p.params.fast_pipeline == bools[k].want &&
+                   q.fast_pipeline == bools[k].want,
+               "pipeline '%s': file and text both read %d", bools[k].text, bools[k].want);
+        skewshim_policy_free(&p);
+    }
+    skewshim_params q;
+    skewshim_params_default(&q);
+    TAP_OK(skewshim_param_parse(&skewshim_param_table[i_pipe], "maybe", &q) != 0 &&
+               skewshim_param_parse(&skewshim_param_table[skewshim_param_index("tuna.radix")],
+                                    "1", &q) != 0 &&
+               skewshim_param_parse(&skewshim_param_table[skewshim_param_index("tuna.radix")],
+                                    "auto", &q) == 0 && q.tuna_radix == 0 &&
+               skewshim_param_parse(&skewshim_param_table[skewshim_param_index("max_temp_bytes")],
+                                    "2MiB", &q) == 0 && q.max_temp_bytes == 2u << 20 &&
+               skewshim_param_parse(
+                   &skewshim_param_table[skewshim_param_index("tuna_hier.variant")],
+                   "staggered", &q) == 0 &&
+               q.tuna_hier_variant == SKEWSHIM_TUNA_STAGGERED,
+           "text values: refused out of range, auto, sizes with units, enums");
+
+    /* doc/policy.md is the key reference: every table entry stands there. */
+    const char *top = getenv("top_srcdir");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/doc/policy.md", top ? top : ".");
+    FILE *f = fopen(path, "r");
+    static char doc[1 << 16];
+    size_t n = f ? fread(doc, 1, sizeof doc - 1, f) : 0;
+    if (f)
+        fclose(f);
+    doc[n] = '\0';
+    for (int i = 0; i < SKEWSHIM_NPARAMS; i++) {
+        const skewshim_param_desc *d = &skewshim_param_table[i];
+        char want[96];
+        /* model keys stand in the model section's own table */
+        snprintf(want, sizeof want, "`%s`",
+                 d->section && strcmp(d->section, "model") == 0 ? d->key : d->name);
+        TAP_OK(n > 0 && strstr(doc, want) != NULL, "doc/policy.md lists %s", d->name);
+    }
+}
+
 int main(void)
 {
     test_defaults();
@@ -588,5 +655,6 @@ int main(void)
     test_empty_and_comments();
     test_files();
     test_names();
+    test_param_table();
     return TAP_DONE();
 }
