@@ -15,14 +15,16 @@ static _Thread_local skewshim_last last;
 
 int skewshim_force_algorithm(const char *name)
 {
+    /* Atomic: under MPI_THREAD_MULTIPLE another thread's call reads it. */
     if (!name || !*name) {
-        skewshim_g.tool_forced = -1;
+        __atomic_store_n(&skewshim_g.tool_forced, -1, __ATOMIC_RELAXED);
         return 0;
     }
     int id = skewshim_algo_from_name(name);
     if (id < 0)
         return -1;
-    skewshim_g.tool_forced = id == SKEWSHIM_ALGO_AUTO ? -1 : id;
+    __atomic_store_n(&skewshim_g.tool_forced, id == SKEWSHIM_ALGO_AUTO ? -1 : id,
+                     __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -49,33 +51,48 @@ int skewshim_set_param(const char *name, const char *value)
         bit = OV_RANKS_PER_NODE;
     if (!bit)
         return -1;
-    if (!value) {
-        skewshim_g.ov_mask &= ~bit;
-        return 0;
-    }
-    if (bit == OV_RANKS_PER_NODE) {
-        long x;
-        if (strcmp(value, "auto") == 0)
-            x = 0;
-        else if (parse_int(value, 1, &x))
+    /* Parsed into a copy, published under the lock: a call in another
+     * thread copies the overrides under the same lock, never half of one. */
+    skewshim_params v;
+    long x = 0;
+    if (value && bit == OV_RANKS_PER_NODE) {
+        if (strcmp(value, "auto") != 0 && parse_int(value, 1, &x))
             return -1;
-        skewshim_g.ov_ranks_per_node = (int)x;
-    } else if (skewshim_param_parse(&skewshim_param_table[i], value, &skewshim_g.ov)) {
+    } else if (value && skewshim_param_parse(&skewshim_param_table[i], value, &v)) {
         return -1;
     }
-    skewshim_g.ov_mask |= bit;
+    pthread_mutex_lock(&skewshim_g.lock);
+    if (!value)
+        __atomic_and_fetch(&skewshim_g.ov_mask, ~bit, __ATOMIC_RELEASE);
+    else if (bit == OV_RANKS_PER_NODE)
+        skewshim_g.ov_ranks_per_node = (int)x;
+    else
+        skewshim_param_copy(i, &skewshim_g.ov, &v);
+    if (value)
+        __atomic_or_fetch(&skewshim_g.ov_mask, bit, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&skewshim_g.lock);
     return 0;
 }
 
 void skewshim_apply_overrides(skewshim_params *p)
 {
+    /* The common case, no override at all, takes no lock. */
+    if (!(__atomic_load_n(&skewshim_g.ov_mask, __ATOMIC_RELAXED) & ~OV_RANKS_PER_NODE))
+        return;
+    pthread_mutex_lock(&skewshim_g.lock);
     skewshim_params_copy_masked(p, &skewshim_g.ov, skewshim_g.ov_mask & ~OV_RANKS_PER_NODE);
+    pthread_mutex_unlock(&skewshim_g.lock);
 }
 
 int skewshim_ranks_per_node(void)
 {
-    if (skewshim_g.ov_mask & OV_RANKS_PER_NODE)
-        return skewshim_g.ov_ranks_per_node;
+    if (!(__atomic_load_n(&skewshim_g.ov_mask, __ATOMIC_RELAXED) & OV_RANKS_PER_NODE))
+        return skewshim_g.policy.ranks_per_node;
+    pthread_mutex_lock(&skewshim_g.lock);
+    int q = skewshim_g.ov_mask & OV_RANKS_PER_NODE ? skewshim_g.ov_ranks_per_node : -1;
+    pthread_mutex_unlock(&skewshim_g.lock);
+    if (q >= 0)
+        return q;
     return skewshim_g.policy.ranks_per_node;
 }
 

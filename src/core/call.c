@@ -149,7 +149,8 @@ static int staging_available(void)
 
 static int chosen_algorithm(void)
 {
-    return skewshim_g.tool_forced >= 0 ? skewshim_g.tool_forced : skewshim_g.env_forced;
+    int t = __atomic_load_n(&skewshim_g.tool_forced, __ATOMIC_RELAXED);
+    return t >= 0 ? t : skewshim_g.env_forced;
 }
 
 /* The reason the chosen algorithm cannot run this call, decided from agreed

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "skewshim.h"
+
 #define THREADS 3
 #define ITERS 200
 
@@ -43,6 +45,23 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* A tool thread steering the shim while the others call it: parameters
+ * that change no message pattern (a model figure, SABRE's alpha while
+ * scattered runs), so every rank stays matched whatever it reads.  Under
+ * ThreadSanitizer this is where an unlocked override would show. */
+static volatile int stop;
+
+static void *steer(void *arg)
+{
+    (void)arg;
+    for (int k = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); k++) {
+        skewshim_set_param("sabre.alpha", k % 2 ? "1.2" : "1.1");
+        skewshim_set_param("model.latency", k % 2 ? "1e-6" : NULL);
+        skewshim_force_algorithm(NULL);
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -55,11 +74,14 @@ int main(int argc, char **argv)
     MPI_Comm comm[THREADS];
     for (int t = 0; t < THREADS; t++)
         MPI_Comm_dup(MPI_COMM_WORLD, &comm[t]);
-    pthread_t th[THREADS];
+    pthread_t th[THREADS], tool;
+    pthread_create(&tool, NULL, steer, NULL);
     for (int t = 0; t < THREADS; t++)
         pthread_create(&th[t], NULL, worker, &comm[t]);
     for (int t = 0; t < THREADS; t++)
         pthread_join(th[t], NULL);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+    pthread_join(tool, NULL);
     for (int t = 0; t < THREADS; t++)
         MPI_Comm_free(&comm[t]);
     int all;
