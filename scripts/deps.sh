@@ -3,7 +3,7 @@
 skewshim_install_deps() {
     pkgs="build-essential autoconf automake libtool pkg-config libyaml-dev \
 mpich libmpich-dev openmpi-bin libopenmpi-dev gfortran python3 python3-mpi4py"
-    [ -n "${SKEWSHIM_WITH_PLOTS:-}" ] && pkgs="$pkgs python3-matplotlib"
+    [ "${SKEWSHIM_NO_PLOTS:-0}" = 1 ] || pkgs="$pkgs python3-matplotlib"
     missing=
     for p in $pkgs; do
         dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # TAP test of scripts/skewshim-report on tests/data/sample.jsonl: the text
-# summary, the error on a malformed line, and --plot when some python3 here
-# can import matplotlib (else a SKIP line).
+# summary, the error on a malformed line, and the plots (--plot, --html,
+# --speedup) when some python3 here can import matplotlib (else a SKIP line).
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 report="$top/scripts/skewshim-report"
@@ -61,11 +61,13 @@ ok "malformed line: file:line in the message" grep -q "bad.jsonl:4: malformed JS
 "$py" "$report" "$tmp/missing.jsonl" >"$tmp/out" 2>"$tmp/err"
 ok "missing file: exit 1" test $? -eq 1
 
-# --plot without matplotlib: a clear error, not a traceback
+# --plot without matplotlib (and no other python3 to hand over to): a
+# clear error that says how to get it, not a traceback
 if ! "$py" -c 'import matplotlib' >/dev/null 2>&1; then
-    "$py" "$report" "$sample" --plot "$tmp/noplots" >"$tmp/out" 2>"$tmp/err"
+    SKEWSHIM_REPORT_REEXEC=1 "$py" "$report" "$sample" --plot "$tmp/noplots" >"$tmp/out" 2>"$tmp/err"
     ok "--plot without matplotlib: exit 1" test $? -eq 1
-    ok "--plot without matplotlib: says so" grep -q "needs matplotlib" "$tmp/err"
+    ok "--plot without matplotlib: says so and how to install it" \
+        grep -q "need matplotlib.*apt-get install python3-matplotlib" "$tmp/err"
 fi
 
 # --plot with the first python3 that has matplotlib
@@ -77,11 +79,21 @@ for p in "$py" python3 /usr/bin/python3; do
     fi
 done
 if [ -n "$plotpy" ]; then
-    "$plotpy" "$report" "$sample" --plot "$tmp/plots" >"$tmp/out" 2>"$tmp/err"
-    ok "--plot exits 0" test $? -eq 0
-    for f in mtm.png bytes.png time.png; do
-        ok "--plot wrote $f" test -s "$tmp/plots/$f"
+    # Through the first python3 on PATH: it hands over to one with
+    # matplotlib by itself when it has none.
+    "$py" "$report" "$sample" --plot "$tmp/plots" --html "$tmp/page.html" >"$tmp/out" 2>"$tmp/err"
+    ok "--plot --html exits 0 (python3 first on PATH: $py)" test $? -eq 0
+    for f in mtm.png bytes.png time.png time_vs_lb.png matrix-comm0-call2.png; do
+        ok "--plot wrote $f, a PNG" sh -c "head -c 8 '$tmp/plots/$f' | grep -q PNG"
     done
+    ok "html: one file with the summary" grep -q "12 call records on 2 communicator" "$tmp/page.html"
+    ok "html: every plot inlined" test "$(grep -c 'src="data:image/png;base64,' "$tmp/page.html")" -eq 5
+    "$py" "$report" --speedup "$top/tests/data/bench-sample.csv" --plot "$tmp/speed" >"$tmp/out" 2>"$tmp/err"
+    ok "--speedup exits 0" test $? -eq 0
+    ok "--speedup: one heat map per algorithm" test -s "$tmp/speed/speedup-scattered_block_count_16_.png"
+    ok "--speedup: native itself gets none" test ! -e "$tmp/speed/speedup-native.png"
+    "$py" "$report" --speedup "$sample" --plot "$tmp/speed2" >"$tmp/out" 2>"$tmp/err"
+    ok "--speedup on a non-CSV: exit 1 with a message" sh -c "test -s '$tmp/err'"
 else
     n=$((n + 1))
     echo "ok $n - # SKIP --plot: no python3 here imports matplotlib"
