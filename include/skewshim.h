@@ -11,11 +11,19 @@ extern "C" {
 
 #define SKEWSHIM_VERSION "0.1.0"
 
+/* The library is built with hidden visibility: these, and the MPI_ entry
+ * points, are all it exports. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SKEWSHIM_API __attribute__((visibility("default")))
+#else
+#define SKEWSHIM_API
+#endif
+
 /* Force an algorithm by its policy name ("native", "scattered", "tuna", ...)
  * for the following calls of this process, or go back to the policy with
  * NULL or "".  Every rank of a communicator must set the same value before
  * the same call.  Returns 0, or -1 for an unknown name. */
-int skewshim_force_algorithm(const char *name);
+SKEWSHIM_API int skewshim_force_algorithm(const char *name);
 
 /* Parameters a tool may override for the following calls (the same on every
  * rank); name as in the policy ("tuna.radix", "scattered.block_count",
@@ -23,7 +31,7 @@ int skewshim_force_algorithm(const char *name);
  * "sabre.alpha", "sabre.mtm_threshold", "fast.pipeline", "max_temp_bytes",
  * "topology.ranks_per_node").  Returns 0, or -1 for an unknown name or a
  * value out of range.  value NULL restores the policy's value. */
-int skewshim_set_param(const char *name, const char *value);
+SKEWSHIM_API int skewshim_set_param(const char *name, const char *value);
 
 /* What the last MPI_Alltoallv of this process did. */
 typedef struct skewshim_last {
@@ -33,11 +41,17 @@ typedef struct skewshim_last {
     unsigned long long rounds, messages, bytes_sent, bytes_forwarded, tmp_bytes;
     int agreed;             /* 1 when the agreement collective ran for the call */
 } skewshim_last;
-int skewshim_last_call(skewshim_last *out);
-const char *skewshim_algorithm_name(int id);
+SKEWSHIM_API int skewshim_last_call(skewshim_last *out);
+SKEWSHIM_API const char *skewshim_algorithm_name(int id);
+
+/* Pass-through on (1) or off (0) for the following calls of this process,
+ * as SKEWSHIM_DISABLE=1 does for a whole job: for tools that measure the
+ * shim's own cost in one run.  Every rank must set the same value before
+ * the same call.  Returns 0. */
+SKEWSHIM_API int skewshim_set_disabled(int on);
 
 /* Live per-communicator states (leak tests). */
-int skewshim_live_comms(void);
+SKEWSHIM_API int skewshim_live_comms(void);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,10 @@
 #include "call.h"
 #include "core/internal.h"
 
+/* The library is built with hidden visibility: the entry points below are
+ * what it exists to export. */
+#pragma GCC visibility push(default)
+
 int MPI_Init(int *argc, char ***argv)
 {
     int rc = PMPI_Init(argc, argv);
@@ -116,3 +120,5 @@ void MPI_ALLTOALLV(SKEWSHIM_FORTRAN_ARGS) { SKEWSHIM_FORTRAN_CALL; }
 /* The use mpi_f08 and use mpi bindings funnel into this one. */
 void ompi_alltoallv_f(SKEWSHIM_FORTRAN_ARGS) { SKEWSHIM_FORTRAN_CALL; }
 #endif
+
+#pragma GCC visibility pop

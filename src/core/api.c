@@ -122,4 +122,10 @@ const char *skewshim_algorithm_name(int id)
     return skewshim_algo_name((skewshim_algo_id)id);
 }
 
+int skewshim_set_disabled(int on)
+{
+    __atomic_store_n(&skewshim_g.tool_disabled, on != 0, __ATOMIC_RELAXED);
+    return 0;
+}
+
 int skewshim_live_comms(void) { return skewshim_comm_live(); }

@@ -342,6 +342,8 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     if (skewshim_g.disabled || skewshim_g.finalized)
         return pass_through(&c, skewshim_g.finalized ? SKEWSHIM_REASON_NOT_INITIALIZED
                                                      : skewshim_g.disabled_reason);
+    if (__atomic_load_n(&skewshim_g.tool_disabled, __ATOMIC_RELAXED))
+        return pass_through(&c, SKEWSHIM_REASON_DISABLED);
     int pick = chosen_algorithm();
     if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick == SKEWSHIM_ALGO_NATIVE)
         return forced_native(&c);

@@ -18,6 +18,7 @@ typedef struct skewshim_state {
     skewshim_reason disabled_reason;
     int env_forced;               /* algorithm id from SKEWSHIM_ALGORITHM, or -1 */
     int tool_forced;              /* from skewshim_force_algorithm, or -1 */
+    int tool_disabled;            /* from skewshim_set_disabled */
     skewshim_policy policy;
     char jobid[96];
     int world_rank, world_size;
