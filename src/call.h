@@ -74,7 +74,10 @@ typedef struct skewshim_call {
     /* described */
     struct skewshim_comm *cs;
     int rank, size;
-    int type_size;                /* bytes per element (send == receive) */
+    int type_size;                /* bytes per send element */
+    int rtype_size;               /* bytes per receive element */
+    int spack, rpack;             /* this rank's send / receive type is not one
+                                     ordered run: packed around the schedule */
     MPI_Aint sextent, rextent;
     uint64_t *sbytes, *soff;      /* [P] bytes and byte offsets, this rank */
     uint64_t *rbytes, *roff;

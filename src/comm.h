@@ -24,6 +24,8 @@ typedef struct skewshim_comm {
     uint64_t *scratch;      /* 4*P */
     void *tmp;              /* temp buffer for schedules */
     uint64_t tmp_cap;
+    void *pack;             /* dense copies of data whose datatype is not one run */
+    uint64_t pack_cap;
     skewshim_ring ring;     /* per-call records awaiting the max-over-ranks merge */
     void *plan_cache;       /* owned by src/core/plan_cache.c */
     void *device;           /* owned by the device executors */

@@ -48,6 +48,7 @@ static void destroy(skewshim_comm *cs)
     free(cs->shm_keys);
     free(cs->scratch);
     free(cs->tmp);
+    free(cs->pack);
     unlink_state(cs);
     free(cs);
 }
