@@ -45,6 +45,28 @@ int main(int argc, char **argv)
             fprintf(stderr, "in place: wrong data\n");
             fails++;
         }
+    /* MPI_IN_PLACE with the send arguments MPI ignores there: NULL counts and
+     * displacements, MPI_DATATYPE_NULL.  The pipeline must count it as in
+     * place (not invalid), and forced native must not read them. */
+    for (int j = 0; j < P; j++)
+        buf[j] = me * 100 + j;
+    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, c, d, MPI_INT, MPI_COMM_WORLD);
+    expect_reason("in place, null send arguments", "in_place");
+    for (int j = 0; j < P; j++)
+        if (buf[j] != j * 100 + me) {
+            fprintf(stderr, "in place, null send arguments: wrong data\n");
+            fails++;
+        }
+    skewshim_force_algorithm("native");
+    for (int j = 0; j < P; j++)
+        buf[j] = me * 100 + j;
+    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, c, d, MPI_INT, MPI_COMM_WORLD);
+    skewshim_force_algorithm(NULL);
+    for (int j = 0; j < P; j++)
+        if (buf[j] != j * 100 + me) {
+            fprintf(stderr, "forced native, in place: wrong data\n");
+            fails++;
+        }
     /* inter-communicator between two halves */
     if (P >= 2) {
         MPI_Comm half, inter;
@@ -57,6 +79,17 @@ int main(int argc, char **argv)
             buf[j] = me;
         MPI_Alltoallv(buf, c, d, MPI_INT, rb, c, d, MPI_INT, inter);
         expect_reason("intercomm", "intercommunicator");
+        /* Forced native: the count arrays have the remote group's size,
+         * exactly (AddressSanitizer sees any read past them). */
+        int *ic = malloc(2 * sizeof(int) * (size_t)rsize);
+        for (int j = 0; j < rsize; j++) {
+            ic[j] = 1;
+            ic[rsize + j] = j;
+        }
+        skewshim_force_algorithm("native");
+        MPI_Alltoallv(buf, ic, ic + rsize, MPI_INT, rb, ic, ic + rsize, MPI_INT, inter);
+        skewshim_force_algorithm(NULL);
+        free(ic);
         MPI_Comm_free(&inter);
         MPI_Comm_free(&half);
     }
