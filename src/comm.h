@@ -19,6 +19,7 @@ typedef struct skewshim_comm {
     int topo_q;             /* ranks_per_node the topology was built with (0 = shared split) */
     skewshim_topo topo;
     int *shm_keys;          /* [P] node key of each rank from the shared-memory split */
+    int *world_of;          /* [P] world rank of each rank (emulated nodes) */
     uint64_t ncalls;        /* MPI_Alltoallv calls seen on this communicator */
     /* scratch for the call description, grown with the comm size */
     uint64_t *scratch;      /* 4*P */
