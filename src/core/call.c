@@ -278,6 +278,10 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
             return SKEWSHIM_REASON_INTERNAL;
         if (need == SKEWSHIM_TEMP_INVALID)
             return SKEWSHIM_REASON_INVALID_ARGS;
+        if (need == SKEWSHIM_TEMP_NOMEM) {
+            c->nomem = 1;
+            return SKEWSHIM_REASON_INTERNAL;
+        }
         if (need > c->params->max_temp_bytes)
             return SKEWSHIM_REASON_MEMORY_CAP;
     }
@@ -359,8 +363,12 @@ static void log_matrix(skewshim_call *c)
 {
     skewshim_matrix m = {0};
     int P = c->size;
-    if (c->rank == 0 && skewshim_matrix_alloc(&m, P))
+    /* Rank 0 cannot take part in the gather without the memory, and the
+     * others are already in it. */
+    if (c->rank == 0 && skewshim_matrix_alloc(&m, P)) {
+        local_failure(c, MPI_ERR_NO_MEM);
         return;
+    }
     PMPI_Gather(c->sbytes, P, MPI_UINT64_T, m.b, P, MPI_UINT64_T, 0, c->cs->pcomm);
     if (c->rank == 0) {
         skewshim_log_matrix(c->cs->id, c->cs->ncalls, &m, &c->cs->topo);
@@ -523,7 +531,8 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     c.cs = cs;
     c.rank = cs->rank;
     c.size = cs->size;
-    skewshim_comm_topo_update(cs);
+    if (skewshim_comm_topo_update(cs))
+        return local_failure(&c, MPI_ERR_NO_MEM);
     c.local_reason = describe(&c);
 
     const skewshim_policy *pol = &skewshim_g.policy;
@@ -578,6 +587,8 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
 
     const skewshim_algo *a = skewshim_algo_get(c.algo);
     skewshim_reason reason = check_algorithm(&c, a);
+    if (c.nomem)
+        return local_failure(&c, MPI_ERR_NO_MEM);
     if (reason != SKEWSHIM_REASON_NONE || c.algo == SKEWSHIM_ALGO_NATIVE) {
         rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype, comm);
