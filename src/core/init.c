@@ -219,6 +219,7 @@ static int setup(int thread_level, int collective)
     PMPI_Comm_rank(MPI_COMM_WORLD, &g->world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &g->world_size);
     g->thread_level = thread_level;
+    g->lazy = !collective;
     skewshim_policy_init_default(&g->policy);
     job_id(collective);
     hook_finalize();
@@ -295,15 +296,23 @@ void skewshim_finalize_before_mpi(void)
     skewshim_state *g = &skewshim_g;
     if (!g->initialized || g->finalized)
         return;
+    /* Set up lazily, a rank cannot know whether every other rank ever set
+     * up (some may never have called MPI_Alltoallv), so a reduction over
+     * MPI_COMM_WORLD could wait forever: the summary is then rank 0's own.
+     * Ring flushes stay collective: every member of a communicator with
+     * state has state. */
+    MPI_Comm world = g->lazy ? MPI_COMM_SELF : MPI_COMM_WORLD;
+    int summarize = !g->lazy || g->world_rank == 0;
     if (!g->disabled) {
         skewshim_comm_flush_all();
-        skewshim_log_summary(&g->totals, MPI_COMM_WORLD, g->policy.log_stderr);
+        if (summarize)
+            skewshim_log_summary(&g->totals, world, g->policy.log_stderr);
         skewshim_comm_free_all();
         skewshim_log_close();
         if (g->agree_op != MPI_OP_NULL && g->agree_op != 0)
             PMPI_Op_free(&g->agree_op);
-    } else if (g->policy.log_stderr || env_true("SKEWSHIM_SUMMARY")) {
-        skewshim_log_summary(&g->totals, MPI_COMM_WORLD, 1);
+    } else if (summarize && (g->policy.log_stderr || env_true("SKEWSHIM_SUMMARY"))) {
+        skewshim_log_summary(&g->totals, world, 1);
     }
     skewshim_policy_free(&g->policy);
     g->finalized = 1;

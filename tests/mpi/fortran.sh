@@ -22,4 +22,16 @@ for algo in scattered tuna; do
     grep "\"summary\"" "$TESTDIR/log-0.jsonl" 2>/dev/null | grep -q "\"calls\": {\"$algo\": *4}"
     ok $? "job summary written at a Fortran MPI_Finalize ($algo, $SKEWSHIM_MPI)"
 done
+# The shim sets up at a Fortran MPI_INIT too (Open MPI's calls PMPI_Init
+# directly), where it checks that all ranks' settings agree: with
+# SKEWSHIM_ALGORITHM on one rank only, every rank runs in pass-through
+# instead of hanging.
+timeout "${SKEWSHIM_TEST_TIMEOUT:-60}" $MPIEXEC $MPIEXEC_FLAGS \
+    -n 1 env LD_PRELOAD="$(preload)" SKEWSHIM_CONFIG="$TESTDIR/calls.yaml" SKEWSHIM_ALGORITHM=scattered "$TESTDIR/fortran_check" : \
+    -n 2 env LD_PRELOAD="$(preload)" SKEWSHIM_CONFIG="$TESTDIR/calls.yaml" "$TESTDIR/fortran_check" > "$TESTDIR/out" 2>&1
+rc=$?
+[ $rc -ne 0 ] && sed 's/^/# /' "$TESTDIR/out" | tail -5
+ok $rc "Fortran job with settings that differ between ranks completes ($SKEWSHIM_MPI)"
+grep -q "settings differ between ranks" "$TESTDIR/out"
+ok $? "the settings check ran at the Fortran MPI_INIT ($SKEWSHIM_MPI)"
 done_testing
