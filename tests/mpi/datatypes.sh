@@ -4,6 +4,8 @@
 # wrong order.  Reordered types pass the size/extent test (rev12: size ==
 # true extent == extent), so only decoding the type tells them apart.
 . "${top_srcdir:-.}/tests/mpi/lib.sh"
+mpirun_n 1 "$top_builddir/tests/mpi/dtype_layout"
+ok $? "datatype decoder: $(grep '^dtype_layout:' "$TESTDIR/out" | tail -1)"
 for n in 2 3; do
     check $n "vector type is packed and runs (forced scattered)" --algo scattered --types vector
     check $n "vector type under the policy runs its default" --types vector --algo auto --expect native
