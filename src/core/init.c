@@ -174,6 +174,9 @@ static uint64_t settings_hash(void)
     h = fnv(h, &g->env_forced, sizeof g->env_forced);
     h = fnv(h, &p->log_level, sizeof p->log_level);
     h = fnv(h, &p->log_sample, sizeof p->log_sample);
+    /* the summary at finalize is a reduction when either asks for it */
+    int summary = p->log_stderr || env_true("SKEWSHIM_SUMMARY");
+    h = fnv(h, &summary, sizeof summary);
     h = fnv(h, &p->ranks_per_node, sizeof p->ranks_per_node);
     h = fnv(h, &p->nics_per_node, sizeof p->nics_per_node);
     h = fnv(h, &p->fallback, sizeof p->fallback);
@@ -206,6 +209,8 @@ static void check_uniform(void)
         return;
     complain("settings differ between ranks (SKEWSHIM_* environment or policy file); "
              "running in pass-through: every MPI_Alltoallv goes to the MPI library");
+    /* Whether to reduce a summary at finalize may be what differs. */
+    skewshim_g.no_summary = 1;
     if (!skewshim_g.disabled) {
         skewshim_g.disabled = 1;
         skewshim_g.disabled_reason = SKEWSHIM_REASON_DISABLED;
@@ -302,7 +307,7 @@ void skewshim_finalize_before_mpi(void)
      * Ring flushes stay collective: every member of a communicator with
      * state has state. */
     MPI_Comm world = g->lazy ? MPI_COMM_SELF : MPI_COMM_WORLD;
-    int summarize = !g->lazy || g->world_rank == 0;
+    int summarize = (!g->lazy || g->world_rank == 0) && !g->no_summary;
     if (!g->disabled) {
         skewshim_comm_flush_all();
         if (summarize)

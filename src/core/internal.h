@@ -29,6 +29,7 @@ enum {
 typedef struct skewshim_state {
     int initialized, finalized;
     int lazy;                     /* set up on a first call, without a collective */
+    int no_summary;               /* settings differed across ranks: no summary */
     int disabled;                 /* pass-through: SKEWSHIM_DISABLE or a bad policy */
     skewshim_reason disabled_reason;
     int env_forced;               /* algorithm id from SKEWSHIM_ALGORITHM, or -1 */
