@@ -83,11 +83,13 @@ static int obviously_invalid(MPI_Datatype st, MPI_Datatype rt, MPI_Comm comm)
     return comm == MPI_COMM_NULL || st == MPI_DATATYPE_NULL || rt == MPI_DATATYPE_NULL;
 }
 
-/* A failure of the shim's own making on this rank alone (memory for a
- * schedule or a pack).  The peers may already be exchanging, and no rank can
- * fall back alone; MPI's answer to its own allocation failures is the
- * communicator's error handler, so it is ours too: the default one aborts
- * the job rather than leave the others waiting. */
+/* An error of the call, reported as MPI reports its own: through the
+ * user's communicator's error handler as it is now (the private
+ * communicator returns errors, so a handler the user set after the shim
+ * duplicated the communicator is honoured).  This covers failures of the
+ * shim's own making on one rank alone (memory for a schedule or a pack):
+ * the peers may already be exchanging and no rank can fall back alone; the
+ * default handler aborts the job rather than leave the others waiting. */
 static int local_failure(const skewshim_call *c, int code)
 {
     PMPI_Comm_call_errhandler(c->comm, code);
@@ -199,7 +201,7 @@ static int pack_send(skewshim_call *c, void **user_recv)
             if (c->sbytes[j]) {
                 int rc = pack_block(0, (char *)c->sendbuf + (MPI_Aint)c->sdispls[j] * c->sextent,
                                     c->sextent, c->scounts[j], c->stype, c->type_size,
-                                    sdense + pos, c->comm);
+                                    sdense + pos, cs->pcomm);
                 if (rc != MPI_SUCCESS)
                     return rc;
             }
@@ -227,7 +229,7 @@ static int unpack_recv(skewshim_call *c, void *user_recv)
             continue;
         int rc = pack_block(1, (char *)user_recv + (MPI_Aint)c->rdispls[j] * c->rextent,
                             c->rextent, c->rcounts[j], c->rtype, c->rtype_size,
-                            (char *)c->recvbuf + c->roff[j], c->comm);
+                            (char *)c->recvbuf + c->roff[j], c->cs->pcomm);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -311,10 +313,7 @@ static int run_algorithm(skewshim_call *c, const skewshim_algo *a)
         rc = skewshim_exec_staged(c, a->run_host);
     else
         rc = run_on_host(c, a);
-    /* The bare classes are what the shim's own code returns (an allocation
-     * or a plan failed here); errors of PMPI calls went through the
-     * communicator's handler already. */
-    if (rc == MPI_ERR_NO_MEM || rc == MPI_ERR_INTERN)
+    if (rc != MPI_SUCCESS)
         local_failure(c, rc);
     return rc;
 }
@@ -552,7 +551,7 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
                (fa && fa->needs_agreement) || local_location;
     int rc;
     if (need && (rc = skewshim_agree(&c)) != MPI_SUCCESS)
-        return rc;
+        return local_failure(&c, rc);
     if (!need && c.local_reason != SKEWSHIM_REASON_NONE) {
         /* No agreement ran, and in a host-only build the only local reason
          * left is an invalid argument (a negative count): an erroneous

@@ -165,6 +165,10 @@ static skewshim_comm *create(MPI_Comm comm)
         free_unlinked(cs);
         return NULL;
     }
+    /* The dup would keep the handler the user's communicator has now; the
+     * shim reports errors through the user's handler at call time instead
+     * (src/core/call.c), so a later MPI_Comm_set_errhandler is honoured. */
+    PMPI_Comm_set_errhandler(pcomm, MPI_ERRORS_RETURN);
     /* A job-wide id, the same on every member: the world rank of the
      * communicator's rank 0 and a sequence number agreed by its members.
      * Disjoint communicators created at once (one MPI_Comm_split) differ by
