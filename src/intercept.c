@@ -5,7 +5,9 @@
  * Fortran: MPICH's Fortran bindings call the C MPI_Alltoallv, so they land
  * here on their own.  Open MPI's mpif.h / use mpi bindings call
  * PMPI_Alltoallv directly, so under Open MPI the Fortran entry points are
- * defined here too and translate their arguments themselves.
+ * defined here too and translate their arguments themselves; likewise its
+ * MPI_INIT and MPI_INIT_THREAD, which call PMPI_Init*.  Its MPI_FINALIZE
+ * reaches the shim through an attribute on MPI_COMM_SELF (src/core/init.c).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
