@@ -74,12 +74,16 @@ typedef struct skewshim_call {
     /* described */
     struct skewshim_comm *cs;
     int rank, size;
-    int type_size;                /* bytes per element (send == receive) */
+    int type_size;                /* bytes per send element */
+    int rtype_size;               /* bytes per receive element */
+    int spack, rpack;             /* this rank's send / receive type is not one
+                                     ordered run: packed around the schedule */
     MPI_Aint sextent, rextent;
     uint64_t *sbytes, *soff;      /* [P] bytes and byte offsets, this rank */
     uint64_t *rbytes, *roff;
     int buffers;                  /* SKEWSHIM_BUF_HOST or _DEVICE */
     skewshim_reason local_reason; /* why this rank alone cannot run it */
+    int nomem;                    /* this rank alone ran out of memory */
     /* agreed and chosen */
     skewshim_agreed ag;
     skewshim_algo_id algo;
@@ -109,8 +113,12 @@ typedef struct skewshim_algo {
 
 #define SKEWSHIM_BUFBIT(b) (1u << (b))
 /* temp_bytes() results that are not sizes: the arguments are inconsistent
- * across ranks (MPI must judge them), or the algorithm failed to prepare. */
+ * across ranks (MPI must judge them), this rank alone could not allocate
+ * (its peers may be past a collective it skipped: the error handler runs,
+ * no fallback), or the algorithm failed to prepare (UINT64_MAX: alike on
+ * every rank, a fallback). */
 #define SKEWSHIM_TEMP_INVALID (UINT64_MAX - 1)
+#define SKEWSHIM_TEMP_NOMEM (UINT64_MAX - 2)
 
 const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
 

@@ -19,6 +19,7 @@ typedef struct skewshim_comm {
     int topo_q;             /* ranks_per_node the topology was built with (0 = shared split) */
     skewshim_topo topo;
     int *shm_keys;          /* [P] node key of each rank from the shared-memory split */
+    int *world_of;          /* [P] world rank of each rank (emulated nodes) */
     uint64_t ncalls;        /* MPI_Alltoallv calls seen on this communicator */
     /* Agreed at creation: some member had a CUDA context then.  Device
      * rules of the policy count on this communicator only if so. */
@@ -31,6 +32,8 @@ typedef struct skewshim_comm {
     uint64_t *scratch;      /* 4*P */
     void *tmp;              /* temp buffer for schedules */
     uint64_t tmp_cap;
+    void *pack;             /* dense copies of data whose datatype is not one run */
+    uint64_t pack_cap;
     skewshim_ring ring;     /* per-call records awaiting the max-over-ranks merge */
     void *plan_cache;       /* owned by src/core/plan_cache.c */
     void *device;           /* owned by the device executors */

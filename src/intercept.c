@@ -5,7 +5,9 @@
  * Fortran: MPICH's Fortran bindings call the C MPI_Alltoallv, so they land
  * here on their own.  Open MPI's mpif.h / use mpi bindings call
  * PMPI_Alltoallv directly, so under Open MPI the Fortran entry points are
- * defined here too and translate their arguments themselves.
+ * defined here too and translate their arguments themselves; likewise its
+ * MPI_INIT and MPI_INIT_THREAD, which call PMPI_Init*.  Its MPI_FINALIZE
+ * reaches the shim through an attribute on MPI_COMM_SELF (src/core/init.c).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -107,6 +109,58 @@ static void fortran_alltoallv(char *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdi
 #define SKEWSHIM_FORTRAN_CALL                                                                 \
     fortran_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,   \
                       recvtype, comm, ierr)
+
+/* Open MPI's Fortran MPI_INIT and MPI_INIT_THREAD call PMPI_Init* directly,
+ * so without these the shim would set up lazily on a first MPI_Alltoallv:
+ * without the settings check and the agreed job id, and only on the ranks
+ * that make one.  They do what Open MPI's own do: PMPI_Init* with no
+ * arguments. */
+static void fortran_init(MPI_Fint *ierr)
+{
+    int argc = 0;
+    char **argv = NULL;
+    int rc = PMPI_Init(&argc, &argv);
+    if (rc == MPI_SUCCESS)
+        skewshim_init_after_mpi(MPI_THREAD_SINGLE);
+    if (ierr)
+        *ierr = (MPI_Fint)rc;
+}
+
+static void fortran_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+    int argc = 0, prov = MPI_THREAD_SINGLE;
+    char **argv = NULL;
+    int rc = PMPI_Init_thread(&argc, &argv, (int)*required, &prov);
+    if (rc == MPI_SUCCESS)
+        skewshim_init_after_mpi(prov);
+    if (provided)
+        *provided = (MPI_Fint)prov;
+    if (ierr)
+        *ierr = (MPI_Fint)rc;
+}
+
+void mpi_init_(MPI_Fint *ierr);
+void mpi_init__(MPI_Fint *ierr);
+void mpi_init(MPI_Fint *ierr);
+void MPI_INIT(MPI_Fint *ierr);
+void ompi_init_f(MPI_Fint *ierr);
+void mpi_init_(MPI_Fint *ierr) { fortran_init(ierr); }
+void mpi_init__(MPI_Fint *ierr) { fortran_init(ierr); }
+void mpi_init(MPI_Fint *ierr) { fortran_init(ierr); }
+void MPI_INIT(MPI_Fint *ierr) { fortran_init(ierr); }
+void ompi_init_f(MPI_Fint *ierr) { fortran_init(ierr); }
+
+#define SKEWSHIM_FORTRAN_INIT_THREAD(name)                                                   \
+    void name(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);                       \
+    void name(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)                        \
+    {                                                                                         \
+        fortran_init_thread(required, provided, ierr);                                       \
+    }
+SKEWSHIM_FORTRAN_INIT_THREAD(mpi_init_thread_)
+SKEWSHIM_FORTRAN_INIT_THREAD(mpi_init_thread__)
+SKEWSHIM_FORTRAN_INIT_THREAD(mpi_init_thread)
+SKEWSHIM_FORTRAN_INIT_THREAD(MPI_INIT_THREAD)
+SKEWSHIM_FORTRAN_INIT_THREAD(ompi_init_thread_f)
 
 void mpi_alltoallv_(SKEWSHIM_FORTRAN_ARGS);
 void mpi_alltoallv__(SKEWSHIM_FORTRAN_ARGS);

@@ -1,7 +1,9 @@
 /* The pipeline of one call: describe -> agree -> choose -> plan/execute ->
  * log, with PMPI_Alltoallv as the way out at every step.  A decision that
- * sends a call to PMPI_Alltoallv is taken either from rank-invariant facts
- * or after the agreement collective, never from one rank's facts alone. */
+ * sends a call down one path or another is taken from rank-invariant facts
+ * or after the agreement collective, never from one rank's facts alone,
+ * unless every way a rank can go is safe whatever its peers chose (packing).
+ * doc/decisions.md lists every such decision and the fact it rests on. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -81,17 +83,17 @@ static int obviously_invalid(MPI_Datatype st, MPI_Datatype rt, MPI_Comm comm)
     return comm == MPI_COMM_NULL || st == MPI_DATATYPE_NULL || rt == MPI_DATATYPE_NULL;
 }
 
-/* A datatype the byte-moving schedules can handle: its data is one dense
- * run of bytes per element and consecutive elements touch. */
-static int contiguous(MPI_Datatype t, int *size, MPI_Aint *extent, MPI_Aint *true_lb)
+/* An error of the call, reported as MPI reports its own: through the
+ * user's communicator's error handler as it is now (the private
+ * communicator returns errors, so a handler the user set after the shim
+ * duplicated the communicator is honoured).  This covers failures of the
+ * shim's own making on one rank alone (memory for a schedule or a pack):
+ * the peers may already be exchanging and no rank can fall back alone; the
+ * default handler aborts the job rather than leave the others waiting. */
+static int local_failure(const skewshim_call *c, int code)
 {
-    MPI_Aint lb, tlb, text;
-    if (PMPI_Type_size(t, size) != MPI_SUCCESS ||
-        PMPI_Type_get_extent(t, &lb, extent) != MPI_SUCCESS ||
-        PMPI_Type_get_true_extent(t, &tlb, &text) != MPI_SUCCESS)
-        return 0;
-    *true_lb = tlb;
-    return *size == 0 || ((MPI_Aint)*size == text && text == *extent);
+    PMPI_Comm_call_errhandler(c->comm, code);
+    return code;
 }
 
 static skewshim_reason describe(skewshim_call *c)
@@ -104,11 +106,10 @@ static skewshim_reason describe(skewshim_call *c)
     c->soff = v + P;
     c->rbytes = v + 2 * P;
     c->roff = v + 3 * P;
-    int sc = contiguous(c->stype, &ssize, &sext, &slb);
-    int rc = contiguous(c->rtype, &rsize, &rext, &rlb);
-    if (!sc || !rc)
-        why = SKEWSHIM_REASON_NONCONTIG;
+    c->spack = !skewshim_type_layout(c->stype, &ssize, &sext, &slb);
+    c->rpack = !skewshim_type_layout(c->rtype, &rsize, &rext, &rlb);
     c->type_size = ssize;
+    c->rtype_size = rsize;
     c->sextent = sext;
     c->rextent = rext;
     for (int j = 0; j < P; j++) {
@@ -135,7 +136,104 @@ static skewshim_reason describe(skewshim_call *c)
     c->buffers = rtot || !stot ? (c->recvbuf || !c->sendbuf ? rloc : sloc) : sloc;
     if (stot && rtot && sloc != rloc && why == SKEWSHIM_REASON_NONE)
         why = SKEWSHIM_REASON_MIXED_BUFFERS;
+    /* Packing works on host memory; device data must be one ordered run.
+     * (Only CUDA builds see device buffers, and they always agree, so this
+     * local reason reaches every rank.) */
+    if (((c->spack && sloc == SKEWSHIM_BUF_DEVICE) || (c->rpack && rloc == SKEWSHIM_BUF_DEVICE)) &&
+        why == SKEWSHIM_REASON_NONE)
+        why = SKEWSHIM_REASON_NONCONTIG;
     return why;
+}
+
+/* Packing.  A rank whose own send (receive) datatype is not one ordered run
+ * packs its blocks into a dense buffer before the schedule (unpacks them
+ * after it).  On the homogeneous systems the shim assumes throughout, packed
+ * data is the type signature's bytes in order, which is exactly what a peer
+ * whose datatype is one run sends or expects; so whether a rank packs is its
+ * own business, safe whatever its peers do, and no agreement is needed. */
+static int pack_block(int unpack, char *user, MPI_Aint extent, int count, MPI_Datatype t,
+                      int size, char *dense, MPI_Comm comm)
+{
+    /* MPI_Pack counts bytes in an int: pieces of whole elements below that */
+    int per = size > 0 && count > INT_MAX / size ? INT_MAX / size : count;
+    if (per < 1)
+        per = 1;
+    for (int k = 0; k < count; k += per) {
+        int n = count - k < per ? count - k : per, pos = 0, bytes = n * size;
+        char *u = user + (MPI_Aint)k * extent;
+        char *d = dense + (size_t)k * (size_t)size;
+        int rc = unpack ? PMPI_Unpack(d, bytes, &pos, u, n, t, comm)
+                        : PMPI_Pack(u, n, t, d, bytes, &pos, comm);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (pos != bytes)       /* not the plain bytes this relies on */
+            return MPI_ERR_INTERN;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Packs the send side and points the call at dense buffers; *user_recv
+ * keeps the receive buffer for unpack_recv. */
+static int pack_send(skewshim_call *c, void **user_recv)
+{
+    skewshim_comm *cs = c->cs;
+    int P = c->size;
+    uint64_t S = 0, R = 0;
+    for (int j = 0; j < P; j++) {
+        S += c->spack ? c->sbytes[j] : 0;
+        R += c->rpack ? c->rbytes[j] : 0;
+    }
+    uint64_t need = 2 * (uint64_t)P * sizeof(uint64_t) + S + R;
+    if (need > cs->pack_cap) {
+        void *p = need <= SIZE_MAX ? realloc(cs->pack, (size_t)need) : NULL;
+        if (!p)
+            return MPI_ERR_NO_MEM;
+        cs->pack = p;
+        cs->pack_cap = need;
+    }
+    uint64_t *psoff = cs->pack, *proff = psoff + P;
+    char *sdense = (char *)(proff + P), *rdense = sdense + S;
+    *user_recv = c->recvbuf;
+    if (c->spack) {
+        uint64_t pos = 0;
+        for (int j = 0; j < P; j++) {
+            psoff[j] = pos;
+            if (c->sbytes[j]) {
+                int rc = pack_block(0, (char *)c->sendbuf + (MPI_Aint)c->sdispls[j] * c->sextent,
+                                    c->sextent, c->scounts[j], c->stype, c->type_size,
+                                    sdense + pos, cs->pcomm);
+                if (rc != MPI_SUCCESS)
+                    return rc;
+            }
+            pos += c->sbytes[j];
+        }
+        c->sendbuf = sdense;
+        c->soff = psoff;
+    }
+    if (c->rpack) {
+        uint64_t pos = 0;
+        for (int j = 0; j < P; j++) {
+            proff[j] = pos;
+            pos += c->rbytes[j];
+        }
+        c->recvbuf = rdense;
+        c->roff = proff;
+    }
+    return MPI_SUCCESS;
+}
+
+static int unpack_recv(skewshim_call *c, void *user_recv)
+{
+    for (int j = 0; j < c->size; j++) {
+        if (!c->rbytes[j])
+            continue;
+        int rc = pack_block(1, (char *)user_recv + (MPI_Aint)c->rdispls[j] * c->rextent,
+                            c->rextent, c->rcounts[j], c->rtype, c->rtype_size,
+                            (char *)c->recvbuf + c->roff[j], c->cs->pcomm);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
 }
 
 static int staging_available(void)
@@ -183,20 +281,42 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
             return SKEWSHIM_REASON_INTERNAL;
         if (need == SKEWSHIM_TEMP_INVALID)
             return SKEWSHIM_REASON_INVALID_ARGS;
+        if (need == SKEWSHIM_TEMP_NOMEM) {
+            c->nomem = 1;
+            return SKEWSHIM_REASON_INTERNAL;
+        }
         if (need > c->params->max_temp_bytes)
             return SKEWSHIM_REASON_MEMORY_CAP;
     }
     return SKEWSHIM_REASON_NONE;
 }
 
+static int run_on_host(skewshim_call *c, const skewshim_algo *a)
+{
+    if (!c->spack && !c->rpack)
+        return a->run_host(c);
+    void *user_recv;
+    int rc = pack_send(c, &user_recv);
+    if (rc == MPI_SUCCESS)
+        rc = a->run_host(c);
+    if (rc == MPI_SUCCESS && c->rpack)
+        rc = unpack_recv(c, user_recv);
+    return rc;
+}
+
 static int run_algorithm(skewshim_call *c, const skewshim_algo *a)
 {
     int device = c->ag.valid ? c->ag.any_device != 0 : c->buffers == SKEWSHIM_BUF_DEVICE;
+    int rc;
     if (device && a->run_device)
-        return a->run_device(c);
-    if (device)
-        return skewshim_exec_staged(c, a->run_host);
-    return a->run_host(c);
+        rc = a->run_device(c);
+    else if (device)
+        rc = skewshim_exec_staged(c, a->run_host);
+    else
+        rc = run_on_host(c, a);
+    if (rc != MPI_SUCCESS)
+        local_failure(c, rc);
+    return rc;
 }
 
 static void log_call(skewshim_call *c, skewshim_reason reason, double t)
@@ -243,8 +363,12 @@ static void log_matrix(skewshim_call *c)
 {
     skewshim_matrix m = {0};
     int P = c->size;
-    if (c->rank == 0 && skewshim_matrix_alloc(&m, P))
+    /* Rank 0 cannot take part in the gather without the memory, and the
+     * others are already in it. */
+    if (c->rank == 0 && skewshim_matrix_alloc(&m, P)) {
+        local_failure(c, MPI_ERR_NO_MEM);
         return;
+    }
     PMPI_Gather(c->sbytes, P, MPI_UINT64_T, m.b, P, MPI_UINT64_T, 0, c->cs->pcomm);
     if (c->rank == 0) {
         skewshim_log_matrix(c->cs->id, c->cs->ncalls, &m, &c->cs->topo);
@@ -300,14 +424,24 @@ static int forced_native(skewshim_call *c)
     c->algo = SKEWSHIM_ALGO_NATIVE;
     c->why = SKEWSHIM_WHY_FORCED;
     if (rc == MPI_SUCCESS) {
-        /* valid arguments, since MPI accepted them */
-        int tsize = 0, P = 0;
+        /* Valid arguments, since MPI accepted them; but in place, the send
+         * arguments are ignored (counts may be NULL, the type
+         * MPI_DATATYPE_NULL) and what a rank sends is its receive side.  On
+         * an inter-communicator the arrays have the remote group's size. */
+        int in_place = c->sendbuf == MPI_IN_PLACE, inter = 0, tsize = 0, P = 0;
+        const int *counts = in_place ? c->rcounts : c->scounts;
+        MPI_Datatype t = in_place ? c->rtype : c->stype;
         PMPI_Comm_rank(c->comm, &c->rank);
-        PMPI_Comm_size(c->comm, &P);
-        PMPI_Type_size(c->stype, &tsize);
-        for (int j = 0; j < P; j++)
-            bytes += (uint64_t)(c->scounts[j] > 0 ? c->scounts[j] : 0);
-        bytes *= (uint64_t)tsize;
+        PMPI_Comm_test_inter(c->comm, &inter);
+        if (inter)
+            PMPI_Comm_remote_size(c->comm, &P);
+        else
+            PMPI_Comm_size(c->comm, &P);
+        if (counts && t != MPI_DATATYPE_NULL && PMPI_Type_size(t, &tsize) == MPI_SUCCESS) {
+            for (int j = 0; j < P; j++)
+                bytes += (uint64_t)(counts[j] > 0 ? counts[j] : 0);
+            bytes *= (uint64_t)tsize;
+        }
     }
     pthread_mutex_lock(&skewshim_g.lock);
     skewshim_g.totals.calls[SKEWSHIM_ALGO_NATIVE] += (uint64_t)(c->rank == 0);
@@ -315,6 +449,35 @@ static int forced_native(skewshim_call *c)
     skewshim_g.totals.bytes[SKEWSHIM_ALGO_NATIVE] += bytes;
     pthread_mutex_unlock(&skewshim_g.lock);
     skewshim_set_last(c, SKEWSHIM_REASON_NONE);
+    return rc;
+}
+
+/* MPI_IN_PLACE on an intra-communicator: to MPI, with its reason.  At level
+ * calls it still takes its place in the communicator's call index and gets
+ * a record, as the log promises for every call; MPI_IN_PLACE is the same on
+ * every rank, so all of them create the state and count the call together. */
+static int in_place_call(skewshim_call *c)
+{
+    skewshim_comm *cs = NULL;
+    if (skewshim_log_level() >= SKEWSHIM_LOG_CALLS)
+        cs = skewshim_comm_get(c->comm);
+    if (!cs)
+        return pass_through(c, SKEWSHIM_REASON_IN_PLACE);
+    c->cs = cs;
+    c->rank = cs->rank;
+    c->size = cs->size;
+    c->buffers = skewshim_device_locate(c->recvbuf);
+    int logged = cs->ncalls % (uint64_t)skewshim_log_sample() == 0;
+    double t0 = PMPI_Wtime();
+    int rc = PMPI_Alltoallv(c->sendbuf, c->scounts, c->sdispls, c->stype, c->recvbuf, c->rcounts,
+                            c->rdispls, c->rtype, c->comm);
+    double t = PMPI_Wtime() - t0;
+    c->algo = SKEWSHIM_ALGO_NATIVE;
+    c->why = SKEWSHIM_WHY_FALLBACK;
+    if (logged)
+        log_call(c, SKEWSHIM_REASON_IN_PLACE, t);
+    cs->ncalls++;
+    account(c, SKEWSHIM_REASON_IN_PLACE, t);
     return rc;
 }
 
@@ -347,25 +510,28 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     int pick = chosen_algorithm();
     if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick == SKEWSHIM_ALGO_NATIVE)
         return forced_native(&c);
-    if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick < 0) {
+    /* In place, MPI ignores the send arguments, so they are not judged. */
+    int in_place = sendbuf == MPI_IN_PLACE;
+    if (obviously_invalid(in_place ? recvtype : sendtype, recvtype, comm))
+        return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
+    if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick < 0 && !in_place) {
         /* A communicator on which the policy can only say native (decided
-         * at its first call, below) takes the same short path. */
+         * at its first call, below) takes the same short path.  Only an
+         * intra-communicator has a state. */
         skewshim_comm *known = skewshim_comm_peek(comm);
         if (known && known->fixed_native) {
             known->ncalls++;
             return forced_native(&c);
         }
     }
-    if (obviously_invalid(sendtype, recvtype, comm))
-        return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
     int inter = 0;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
         return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
     if (inter)
         return pass_through(&c, SKEWSHIM_REASON_INTERCOMM);
     /* MPI requires MPI_IN_PLACE on all ranks or none: rank-invariant. */
-    if (sendbuf == MPI_IN_PLACE)
-        return pass_through(&c, SKEWSHIM_REASON_IN_PLACE);
+    if (in_place)
+        return in_place_call(&c);
     if (!sendcounts || !sdispls || !recvcounts || !rdispls)
         return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
 
@@ -387,20 +553,33 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
         cs->ncalls++;
         return forced_native(&c);
     }
-    skewshim_comm_topo_update(cs);
+    if (skewshim_comm_topo_update(cs))
+        return local_failure(&c, MPI_ERR_NO_MEM);
     c.local_reason = describe(&c);
 
     const skewshim_algo *fa = forced >= 0 ? skewshim_algo_get((skewshim_algo_id)forced) : NULL;
+#ifdef SKEWSHIM_HAVE_CUDA
+    /* Where buffers live is a local fact, and the device paths (NCCL, IPC,
+     * staging with its own collective) are not wire-compatible with the host
+     * path: a CUDA build agrees on every call it does not forward to MPI
+     * untouched.  A host-only build sees host memory only. */
+    const int local_location = 1;
+#else
+    const int local_location = 0;
+#endif
     /* The choice needs the agreement only when some fact of the call can
      * change it (worked out once per communicator, skewshim_comm_get). */
     int fixed = forced < 0 && cs->fixed_rule != -2;
-    int need = logged || (forced < 0 && !fixed) || (fa && fa->needs_agreement);
+    int need = logged || (forced < 0 && !fixed) || (fa && fa->needs_agreement) ||
+               local_location;
     int rc;
     if (need && (rc = skewshim_agree(&c)) != MPI_SUCCESS)
-        return rc;
+        return local_failure(&c, rc);
     if (!need && c.local_reason != SKEWSHIM_REASON_NONE) {
-        /* No agreement ran: every rank is trusted to see the same layout
-         * (documented).  Counted under its reason. */
+        /* No agreement ran, and in a host-only build the only local reason
+         * left is an invalid argument (a negative count): an erroneous
+         * program, which MPI reports on this rank as it would without the
+         * shim. */
         cs->ncalls++;
         return pass_through(&c, c.local_reason);
     }
@@ -438,6 +617,8 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
 
     const skewshim_algo *a = skewshim_algo_get(c.algo);
     skewshim_reason reason = check_algorithm(&c, a);
+    if (c.nomem)
+        return local_failure(&c, MPI_ERR_NO_MEM);
     if (reason != SKEWSHIM_REASON_NONE || c.algo == SKEWSHIM_ALGO_NATIVE) {
         rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype, comm);

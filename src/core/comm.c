@@ -46,8 +46,10 @@ static void destroy(skewshim_comm *cs)
         PMPI_Comm_free(&cs->pcomm);
     skewshim_topo_free(&cs->topo);
     free(cs->shm_keys);
+    free(cs->world_of);
     free(cs->scratch);
     free(cs->tmp);
+    free(cs->pack);
     unlink_state(cs);
     free(cs);
 }
@@ -74,17 +76,23 @@ int skewshim_comm_live(void)
     return n;
 }
 
-/* Node of every rank from the shared-memory split: the key of a rank is the
- * rank (in comm) of its node's first member. */
-static int shared_keys(skewshim_comm *cs)
+/* Node of every rank from the shared-memory split (the key of a rank is
+ * the rank, in comm, of its node's first member) and every rank's world
+ * rank, for emulated nodes: one allgather of both into all[2P]. */
+static int shared_keys(skewshim_comm *cs, int *all)
 {
     MPI_Comm shm;
-    int leader = cs->rank;
+    int mine[2] = {cs->rank, skewshim_g.world_rank};
     if (PMPI_Comm_split_type(cs->pcomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm))
         return -1;
-    PMPI_Bcast(&leader, 1, MPI_INT, 0, shm);
+    PMPI_Bcast(&mine[0], 1, MPI_INT, 0, shm);
     PMPI_Comm_free(&shm);
-    return PMPI_Allgather(&leader, 1, MPI_INT, cs->shm_keys, 1, MPI_INT, cs->pcomm);
+    int rc = PMPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, cs->pcomm);
+    for (int i = 0; i < cs->size; i++) {
+        cs->shm_keys[i] = all[2 * i];
+        cs->world_of[i] = all[2 * i + 1];
+    }
+    return rc;
 }
 
 int skewshim_comm_topo_update(skewshim_comm *cs)
@@ -94,9 +102,21 @@ int skewshim_comm_topo_update(skewshim_comm *cs)
         return 0;
     skewshim_topo_free(&cs->topo);
     cs->topo_q = q;
-    if (q > 0)
-        return skewshim_topo_blocks(&cs->topo, cs->size, q);
-    return skewshim_topo_from_keys(&cs->topo, cs->size, cs->shm_keys);
+    if (q <= 0)
+        return skewshim_topo_from_keys(&cs->topo, cs->size, cs->shm_keys);
+    /* Emulated nodes are q consecutive ranks of MPI_COMM_WORLD, like real
+     * nodes under block placement; a communicator's ranks keep the node
+     * of their world rank (an even/odd split of 4 ranks spans 2 nodes). */
+    int *key = malloc((size_t)(cs->size > 0 ? cs->size : 1) * sizeof *key);
+    if (!key)
+        return -1;
+    for (int i = 0; i < cs->size; i++)
+        key[i] = cs->world_of[i] / q;
+    int rc = skewshim_topo_from_keys(&cs->topo, cs->size, key);
+    free(key);
+    if (rc)
+        cs->topo_q = -1;   /* so the next call tries again */
+    return rc;
 }
 
 /* Without an agreement no rank knows where the others' buffers live.  Only
@@ -115,35 +135,13 @@ static int fixed_is_safe(int rule)
 #endif
 }
 
-static skewshim_comm *create(MPI_Comm comm)
+/* Decided once per communicator from rank-invariant facts only (the
+ * policy, the size, and device_possible, agreed): every member takes the
+ * same path without talking (doc/decisions.md). */
+static void fix_choice(skewshim_comm *cs)
 {
-    skewshim_comm *cs = calloc(1, sizeof *cs);
-    if (!cs)
-        return NULL;
-    cs->user = comm;
-    cs->pcomm = MPI_COMM_NULL;
-    PMPI_Comm_rank(comm, &cs->rank);
-    PMPI_Comm_size(comm, &cs->size);
-    cs->world_rank = skewshim_g.world_rank;
-    cs->topo_q = -1;
-    if (PMPI_Comm_dup(comm, &cs->pcomm) != MPI_SUCCESS) {
-        free(cs);
-        return NULL;
-    }
-    /* A job-wide id, the same on every member: the world rank of the
-     * communicator's rank 0 and a sequence number agreed by its members.
-     * Disjoint communicators created at once (one MPI_Comm_split) differ by
-     * their leader. */
-    pthread_mutex_lock(&skewshim_g.lock);
-    int v[3] = {skewshim_g.next_comm_id, cs->rank == 0 ? skewshim_g.world_rank : 0,
-                skewshim_device_in_use()};
-    pthread_mutex_unlock(&skewshim_g.lock);
-    int agreed[3];
-    PMPI_Allreduce(v, agreed, 3, MPI_INT, MPI_MAX, cs->pcomm);
-    cs->device_possible = agreed[2];
-    /* Decided once per communicator from rank-invariant facts only: every
-     * member takes the same path without talking (doc/decisions.md). */
     cs->fixed_rule = -2;
+    cs->fixed_native = 0;
     int rule;
     if (skewshim_policy_fixed_choice(&skewshim_g.policy, cs->size, cs->device_possible, &rule) &&
         fixed_is_safe(rule)) {
@@ -151,22 +149,10 @@ static skewshim_comm *create(MPI_Comm comm)
         cs->fixed_native = (rule >= 0 ? skewshim_g.policy.rules[rule].use
                                       : skewshim_g.policy.fallback) == SKEWSHIM_ALGO_NATIVE;
     }
-    cs->id = (int)(((unsigned)agreed[1] << 16 | ((unsigned)agreed[0] & 0xffffu)) & 0x7fffffffu);
-    pthread_mutex_lock(&skewshim_g.lock);
-    if (skewshim_g.next_comm_id <= agreed[0])
-        skewshim_g.next_comm_id = agreed[0] + 1;
-    pthread_mutex_unlock(&skewshim_g.lock);
+}
 
-    cs->scratch = malloc(4 * (size_t)cs->size * sizeof(uint64_t));
-    cs->shm_keys = malloc((size_t)cs->size * sizeof(int));
-    if (!cs->scratch || !cs->shm_keys || shared_keys(cs) || skewshim_comm_topo_update(cs)) {
-        PMPI_Comm_free(&cs->pcomm);
-        free(cs->scratch);
-        free(cs->shm_keys);
-        skewshim_topo_free(&cs->topo);
-        free(cs);
-        return NULL;
-    }
+static void link_state(skewshim_comm *cs)
+{
     pthread_mutex_lock(&skewshim_g.lock);
     cs->next = live_head;
     if (live_head)
@@ -174,7 +160,92 @@ static skewshim_comm *create(MPI_Comm comm)
     live_head = cs;
     live_count++;
     pthread_mutex_unlock(&skewshim_g.lock);
-    return cs;
+}
+
+static void free_unlinked(skewshim_comm *cs)
+{
+    if (!cs)
+        return;
+    free(cs->scratch);
+    free(cs->shm_keys);
+    free(cs->world_of);
+    skewshim_topo_free(&cs->topo);
+    free(cs);
+}
+
+/* Every step is collective over comm, and whether the state exists decides
+ * the path of the call: so a rank that cannot allocate says so in the
+ * first collective, a rank whose later steps failed says so in the last,
+ * and all members give up together (the call then goes to MPI on all). */
+static skewshim_comm *create(MPI_Comm comm)
+{
+    int rank, size;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    size_t P = (size_t)(size > 0 ? size : 1);
+    skewshim_comm *cs = calloc(1, sizeof *cs);
+    int *all = malloc(2 * P * sizeof *all);
+    if (cs) {
+        cs->scratch = malloc(4 * P * sizeof(uint64_t));
+        cs->shm_keys = malloc(P * sizeof(int));
+        cs->world_of = malloc(P * sizeof(int));
+    }
+    int failed = !cs || !all || !cs->scratch || !cs->shm_keys || !cs->world_of;
+    MPI_Comm pcomm = MPI_COMM_NULL;
+    if (PMPI_Comm_dup(comm, &pcomm) != MPI_SUCCESS) {
+        free(all);
+        free_unlinked(cs);
+        return NULL;
+    }
+    /* The dup would keep the handler the user's communicator has now; the
+     * shim reports errors through the user's handler at call time instead
+     * (src/core/call.c), so a later MPI_Comm_set_errhandler is honoured. */
+    PMPI_Comm_set_errhandler(pcomm, MPI_ERRORS_RETURN);
+    /* A job-wide id, the same on every member: the world rank of the
+     * communicator's rank 0 and a sequence number agreed by its members.
+     * Disjoint communicators created at once (one MPI_Comm_split) differ by
+     * their leader. */
+    pthread_mutex_lock(&skewshim_g.lock);
+    int v[4] = {skewshim_g.next_comm_id, rank == 0 ? skewshim_g.world_rank : 0, failed,
+                skewshim_device_in_use()};
+    pthread_mutex_unlock(&skewshim_g.lock);
+    int agreed[4];
+    PMPI_Allreduce(v, agreed, 4, MPI_INT, MPI_MAX, pcomm);
+    if (agreed[2]) {
+        PMPI_Comm_free(&pcomm);
+        free(all);
+        free_unlinked(cs);
+        return NULL;
+    }
+    cs->user = comm;
+    cs->pcomm = pcomm;
+    cs->rank = rank;
+    cs->size = size;
+    cs->world_rank = skewshim_g.world_rank;
+    cs->topo_q = -1;
+    cs->id = (int)(((unsigned)agreed[1] << 16 | ((unsigned)agreed[0] & 0xffffu)) & 0x7fffffffu);
+    cs->device_possible = agreed[3];
+    fix_choice(cs);
+    pthread_mutex_lock(&skewshim_g.lock);
+    if (skewshim_g.next_comm_id <= agreed[0])
+        skewshim_g.next_comm_id = agreed[0] + 1;
+    pthread_mutex_unlock(&skewshim_g.lock);
+
+    int ok = shared_keys(cs, all) == MPI_SUCCESS && skewshim_comm_topo_update(cs) == 0;
+    free(all);
+    link_state(cs);
+    int attached = ok && PMPI_Comm_set_attr(comm, keyval, cs) == MPI_SUCCESS;
+    PMPI_Allreduce(MPI_IN_PLACE, &attached, 1, MPI_INT, MPI_MIN, pcomm);
+    if (attached)
+        return cs;
+    /* Deleting the attribute, where it was set, runs delete_fn. */
+    int flag = 0;
+    void *attr;
+    if (PMPI_Comm_get_attr(comm, keyval, &attr, &flag) == MPI_SUCCESS && flag)
+        PMPI_Comm_delete_attr(comm, keyval);
+    else
+        destroy(cs);
+    return NULL;
 }
 
 skewshim_comm *skewshim_comm_peek(MPI_Comm comm)
@@ -195,12 +266,7 @@ skewshim_comm *skewshim_comm_get(MPI_Comm comm)
         return NULL;
     if (PMPI_Comm_get_attr(comm, keyval, &attr, &flag) == MPI_SUCCESS && flag)
         return attr;
-    skewshim_comm *cs = create(comm);
-    if (cs && PMPI_Comm_set_attr(comm, keyval, cs) != MPI_SUCCESS) {
-        destroy(cs);
-        return NULL;
-    }
-    return cs;
+    return create(comm);
 }
 
 /* Ring flushes are started on every live communicator at once and completed

@@ -42,6 +42,7 @@ static uint64_t hash_counts(const uint64_t *v, int n, size_t stride)
  * erroneous program) would make the plan write past its receive blocks; with
  * the hashes every rank sees such a mismatch, so all of them hand the call to
  * MPI together, which reports it.  Returns 0, 1 on a mismatch, -1 on error. */
+/* -2: this rank could not allocate (and skipped the allgather). */
 static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
 {
     int P = c->size;
@@ -53,11 +54,11 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
         pc->gathered = malloc((size_t)P * row * sizeof(uint64_t));
         pc->matrix_p = pc->matrix && pc->gathered ? P : 0;
         if (!pc->matrix_p)
-            return -1;
+            return -2;
     }
     uint64_t *mine = malloc(row * sizeof *mine);
     if (!mine)
-        return -1;
+        return -2;
     memcpy(mine, c->sbytes, (size_t)P * sizeof *mine);
     mine[P] = hash_counts(c->rbytes, P, 1);
     double t0 = PMPI_Wtime();
@@ -127,10 +128,10 @@ uint64_t skewshim_global_temp(const skewshim_call *c)
 {
     skewshim_plan_cache *pc = cache_of(c->cs);
     if (!pc)
-        return UINT64_MAX;
+        return SKEWSHIM_TEMP_NOMEM;
     int g = gather_matrix(c, pc);
     if (g)
-        return g > 0 ? SKEWSHIM_TEMP_INVALID : UINT64_MAX;
+        return g > 0 ? SKEWSHIM_TEMP_INVALID : g == -2 ? SKEWSHIM_TEMP_NOMEM : UINT64_MAX;
     skewshim_plan_key k;
     memset(&k, 0, sizeof k);
     k.algo = c->algo;
@@ -152,11 +153,15 @@ uint64_t skewshim_global_temp(const skewshim_call *c)
         e = skewshim_plan_victim(pc);
         skewshim_matrix m = {c->size, pc->matrix};
         e->matrix = malloc(n * sizeof(uint64_t));
-        if (!e->matrix || make_plan(c, e, &m)) {
+        int failed = !e->matrix ? 2 : make_plan(c, e, &m) ? 1 : 0;
+        if (failed) {
             free(e->matrix);
             memset(e, 0, sizeof *e);
             pc->cur = NULL;
-            return UINT64_MAX;
+            /* A planner is deterministic on the agreed matrix; a plan it
+             * cannot make fails alike everywhere (its own allocations are
+             * the one local exception, see doc/decisions.md). */
+            return failed == 2 ? SKEWSHIM_TEMP_NOMEM : UINT64_MAX;
         }
         memcpy(e->matrix, pc->matrix, n * sizeof(uint64_t));
         e->n = n;

@@ -112,17 +112,127 @@ static void fail_or_pass_through(void)
     skewshim_g.disabled_reason = SKEWSHIM_REASON_DISABLED;
 }
 
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes before anything else,
+ * while MPI still works, whatever language called it.  This is how the shim
+ * finalizes when no C MPI_Finalize reaches it: Open MPI's Fortran bindings
+ * call PMPI_Finalize directly.  After the C path it finds nothing to do. */
+static int self_delete(MPI_Comm comm, int kv, void *attr, void *extra)
+{
+    (void)comm;
+    (void)kv;
+    (void)attr;
+    (void)extra;
+    skewshim_finalize_before_mpi();
+    return MPI_SUCCESS;
+}
+
+static void hook_finalize(void)
+{
+    int kv;
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &kv, NULL) == MPI_SUCCESS)
+        PMPI_Comm_set_attr(MPI_COMM_SELF, kv, NULL);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t hash_params(uint64_t h, const skewshim_params *p)
+{
+    h = fnv(h, &p->scattered_block_count, sizeof p->scattered_block_count);
+    h = fnv(h, &p->tuna_radix, sizeof p->tuna_radix);
+    h = fnv(h, &p->tuna_hier_radix, sizeof p->tuna_hier_radix);
+    h = fnv(h, &p->tuna_hier_block_count, sizeof p->tuna_hier_block_count);
+    h = fnv(h, &p->tuna_hier_variant, sizeof p->tuna_hier_variant);
+    h = fnv(h, &p->sabre_alpha, sizeof p->sabre_alpha);
+    h = fnv(h, &p->sabre_mtm_threshold, sizeof p->sabre_mtm_threshold);
+    h = fnv(h, &p->fast_pipeline, sizeof p->fast_pipeline);
+    return fnv(h, &p->max_temp_bytes, sizeof p->max_temp_bytes);
+}
+
+static uint64_t hash_range(uint64_t h, const skewshim_range *r)
+{
+    h = fnv(h, &r->set, sizeof r->set);
+    h = fnv(h, &r->lo, sizeof r->lo);
+    return fnv(h, &r->hi, sizeof r->hi);
+}
+
+/* Everything of this process's settings that picks a path for a call: the
+ * on/off switch, the forced algorithm, the log level and sampling (they
+ * decide whether the agreement runs), the topology and the policy's rules
+ * and parameters.  Field by field: struct padding is not data. */
+static uint64_t settings_hash(void)
+{
+    const skewshim_state *g = &skewshim_g;
+    const skewshim_policy *p = &g->policy;
+    uint64_t h = 1469598103934665603ull;
+    h = fnv(h, &g->disabled, sizeof g->disabled);
+    h = fnv(h, &g->env_forced, sizeof g->env_forced);
+    h = fnv(h, &p->log_level, sizeof p->log_level);
+    h = fnv(h, &p->log_sample, sizeof p->log_sample);
+    /* the summary at finalize is a reduction when either asks for it */
+    int summary = p->log_stderr || env_true("SKEWSHIM_SUMMARY");
+    h = fnv(h, &summary, sizeof summary);
+    h = fnv(h, &p->ranks_per_node, sizeof p->ranks_per_node);
+    h = fnv(h, &p->nics_per_node, sizeof p->nics_per_node);
+    h = fnv(h, &p->fallback, sizeof p->fallback);
+    h = hash_params(h, &p->params);
+    h = fnv(h, &p->nrules, sizeof p->nrules);
+    for (int i = 0; i < p->nrules; i++) {
+        const skewshim_rule *r = &p->rules[i];
+        h = hash_range(h, &r->comm_size);
+        h = hash_range(h, &r->max_block_bytes);
+        h = hash_range(h, &r->avg_block_bytes);
+        h = hash_range(h, &r->mtm);
+        h = fnv(h, &r->buffers, sizeof r->buffers);
+        h = fnv(h, &r->use, sizeof r->use);
+        h = hash_params(h, &r->params);
+    }
+    return h;
+}
+
+/* Ranks whose settings differ (an environment variable or a policy file
+ * that differs between hosts, a policy that failed to load on one rank)
+ * would choose different paths for one call and hang.  Checked once, at
+ * MPI_Init, where a collective over MPI_COMM_WORLD is allowed: if any rank
+ * differs, every rank runs in pass-through. */
+static void check_uniform(void)
+{
+    uint64_t h = settings_hash(), v[2] = {h, ~h}, m[2];
+    if (PMPI_Allreduce(v, m, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return;
+    if (m[0] == h && m[1] == ~h)
+        return;
+    complain("settings differ between ranks (SKEWSHIM_* environment or policy file); "
+             "running in pass-through: every MPI_Alltoallv goes to the MPI library");
+    /* Whether to reduce a summary at finalize may be what differs. */
+    skewshim_g.no_summary = 1;
+    if (!skewshim_g.disabled) {
+        skewshim_g.disabled = 1;
+        skewshim_g.disabled_reason = SKEWSHIM_REASON_DISABLED;
+        skewshim_log_close();
+    }
+}
+
 static int setup(int thread_level, int collective)
 {
     skewshim_state *g = &skewshim_g;
     PMPI_Comm_rank(MPI_COMM_WORLD, &g->world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &g->world_size);
     g->thread_level = thread_level;
+    g->lazy = !collective;
     skewshim_policy_init_default(&g->policy);
     job_id(collective);
+    hook_finalize();
     if (env_true("SKEWSHIM_DISABLE")) {
         g->disabled = 1;
         g->disabled_reason = SKEWSHIM_REASON_DISABLED;
+        if (collective)
+            check_uniform();
         g->initialized = 1;
         return 0;
     }
@@ -158,6 +268,8 @@ static int setup(int thread_level, int collective)
     env_log_overrides(&g->policy);
     if (!g->disabled)
         skewshim_log_open(&g->policy, g->world_rank, g->jobid);
+    if (collective)
+        check_uniform();
     g->initialized = 1;
     return 0;
 }
@@ -189,15 +301,23 @@ void skewshim_finalize_before_mpi(void)
     skewshim_state *g = &skewshim_g;
     if (!g->initialized || g->finalized)
         return;
+    /* Set up lazily, a rank cannot know whether every other rank ever set
+     * up (some may never have called MPI_Alltoallv), so a reduction over
+     * MPI_COMM_WORLD could wait forever: the summary is then rank 0's own.
+     * Ring flushes stay collective: every member of a communicator with
+     * state has state. */
+    MPI_Comm world = g->lazy ? MPI_COMM_SELF : MPI_COMM_WORLD;
+    int summarize = (!g->lazy || g->world_rank == 0) && !g->no_summary;
     if (!g->disabled) {
         skewshim_comm_flush_all();
-        skewshim_log_summary(&g->totals, MPI_COMM_WORLD, g->policy.log_stderr);
+        if (summarize)
+            skewshim_log_summary(&g->totals, world, g->policy.log_stderr);
         skewshim_comm_free_all();
         skewshim_log_close();
         if (g->agree_op != MPI_OP_NULL && g->agree_op != 0)
             PMPI_Op_free(&g->agree_op);
-    } else if (g->policy.log_stderr || env_true("SKEWSHIM_SUMMARY")) {
-        skewshim_log_summary(&g->totals, MPI_COMM_WORLD, 1);
+    } else if (summarize && (g->policy.log_stderr || env_true("SKEWSHIM_SUMMARY"))) {
+        skewshim_log_summary(&g->totals, world, 1);
     }
     skewshim_policy_free(&g->policy);
     g->finalized = 1;

@@ -14,6 +14,8 @@
 
 typedef struct skewshim_state {
     int initialized, finalized;
+    int lazy;                     /* set up on a first call, without a collective */
+    int no_summary;               /* settings differed across ranks: no summary */
     int disabled;                 /* pass-through: SKEWSHIM_DISABLE or a bad policy */
     skewshim_reason disabled_reason;
     int env_forced;               /* algorithm id from SKEWSHIM_ALGORITHM, or -1 */
@@ -46,6 +48,11 @@ void skewshim_finalize_before_mpi(void);         /* before PMPI_Finalize */
 int skewshim_agree_setup(void);
 int skewshim_agree(skewshim_call *c);
 void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv);
+
+/* dtype.c: size, extent and true lb of t; returns 1 when its data is one
+ * ordered run of bytes (typemap order = address order, elements touching),
+ * the layout the byte-moving schedules can read and write in place. */
+int skewshim_type_layout(MPI_Datatype t, int *size, MPI_Aint *extent, MPI_Aint *true_lb);
 
 /* The ranks_per_node in force (tool override, else policy; 0 = shared split). */
 int skewshim_ranks_per_node(void);

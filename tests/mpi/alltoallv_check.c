@@ -56,6 +56,11 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* Types whose elements are 12 ints in every layout that matters: one run
+ * (contig12), one run of the right size and extent but in reverse order
+ * (rev12: size == true extent == extent, so only a decode tells), two
+ * halves swapped (swap12: the same, through a struct), and gaps (vec12).
+ * They share one type signature, so ranks may mix them (--types mix:a,b). */
 static MPI_Datatype make_type(const char *name, int *expect_noncontig)
 {
     MPI_Datatype t;
@@ -68,17 +73,29 @@ static MPI_Datatype make_type(const char *name, int *expect_noncontig)
         return MPI_DOUBLE;
     if (!strcmp(name, "contig")) {
         MPI_Type_contiguous(3, MPI_INT, &t);
-        MPI_Type_commit(&t);
-        return t;
-    }
-    if (!strcmp(name, "vector")) {
+    } else if (!strcmp(name, "vector")) {
         MPI_Type_vector(2, 1, 2, MPI_INT, &t);
-        MPI_Type_commit(&t);
         *expect_noncontig = 1;
-        return t;
+    } else if (!strcmp(name, "contig12")) {
+        MPI_Type_contiguous(12, MPI_INT, &t);
+    } else if (!strcmp(name, "rev12")) {
+        MPI_Type_vector(12, 1, -1, MPI_INT, &t);
+        *expect_noncontig = 1;
+    } else if (!strcmp(name, "swap12")) {
+        int bl[2] = {6, 6};
+        MPI_Aint d[2] = {24, 0};
+        MPI_Datatype ty[2] = {MPI_INT, MPI_INT};
+        MPI_Type_create_struct(2, bl, d, ty, &t);
+        *expect_noncontig = 1;
+    } else if (!strcmp(name, "vec12")) {
+        MPI_Type_vector(12, 1, 2, MPI_INT, &t);
+        *expect_noncontig = 1;
+    } else {
+        die("unknown type");
+        return MPI_DATATYPE_NULL;
     }
-    die("unknown type");
-    return MPI_DATATYPE_NULL;
+    MPI_Type_commit(&t);
+    return t;
 }
 
 static int check_expect(const opts *o, int noncontig, const char *what)
@@ -87,7 +104,9 @@ static int check_expect(const opts *o, int noncontig, const char *what)
     skewshim_last_call(&l);
     const char *want = o->expect;
     char buf[64];
-    if (noncontig && !o->expect_given)
+    /* Host data of any layout is packed and runs; device data must be one
+     * ordered run. */
+    if (noncontig && o->device && !o->expect_given)
         want = "fallback:noncontiguous_type";
     if (o->agreement >= 0 && l.agreed != o->agreement) {
         fprintf(stderr, "[%d] %s: agreement collective %s\n", rank_w, what,
@@ -120,8 +139,12 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
     int P, me;
     MPI_Comm_size(comm, &P);
     MPI_Comm_rank(comm, &me);
-    MPI_Aint lb, ext;
+    MPI_Aint lb, ext, tlb, text;
     MPI_Type_get_extent(dt, &lb, &ext);
+    MPI_Type_get_true_extent(dt, &tlb, &text);
+    /* A type whose data starts before its origin (a negative stride) is
+     * addressed from a base that far into the allocation. */
+    size_t shift = tlb < 0 ? (size_t)-tlb : 0;
     uint64_t *counts = malloc((size_t)P * P * sizeof *counts);
     int *sc = malloc(4 * (size_t)P * sizeof(int));
     int *sd = sc + P, *rc = sc + 2 * P, *rd = sc + 3 * P;
@@ -145,7 +168,8 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
         rd[j] = (int)rpos;
         rpos += rc[j];
     }
-    size_t sbytes = (size_t)(spos + 2) * (size_t)ext, rbytes = (size_t)(rpos + 2) * (size_t)ext;
+    size_t sbytes = (size_t)(spos + 2) * (size_t)ext + shift;
+    size_t rbytes = (size_t)(rpos + 2) * (size_t)ext + shift;
     unsigned char *sbuf = malloc(sbytes), *r1 = malloc(rbytes), *r2 = malloc(rbytes);
     if (!sbuf || !r1 || !r2)
         die("out of memory");
@@ -163,7 +187,7 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
             die("cudaMalloc failed");
         cudaMemcpy(ds, sbuf, sbytes, cudaMemcpyHostToDevice);
         cudaMemcpy(dr, r1, rbytes, cudaMemcpyHostToDevice);
-        erc = MPI_Alltoallv(ds, sc, sd, dt, dr, rc, rd, dt, comm);
+        erc = MPI_Alltoallv((char *)ds + shift, sc, sd, dt, (char *)dr + shift, rc, rd, dt, comm);
         cudaMemcpy(r1, dr, rbytes, cudaMemcpyDeviceToHost);
         /* freed every call: the shim must cope with reallocated buffers */
         cudaFree(ds);
@@ -173,14 +197,14 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
         erc = MPI_ERR_OTHER;
 #endif
     } else {
-        erc = MPI_Alltoallv(sbuf, sc, sd, dt, r1, rc, rd, dt, comm);
+        erc = MPI_Alltoallv(sbuf + shift, sc, sd, dt, r1 + shift, rc, rd, dt, comm);
     }
     char what[256];
     snprintf(what, sizeof what, "comm=%s P=%d type=%s workload=%s S=%llu seed=%llu", cname, P,
              tname, skewshim_wl_name(w->kind), (unsigned long long)w->S,
              (unsigned long long)w->seed);
     int ok = erc == MPI_SUCCESS && check_expect(o, noncontig, what);
-    PMPI_Alltoallv(sbuf, sc, sd, dt, r2, rc, rd, dt, comm);
+    PMPI_Alltoallv(sbuf + shift, sc, sd, dt, r2 + shift, rc, rd, dt, comm);
     if (memcmp(r1, r2, rbytes)) {
         size_t i = 0;
         while (r1[i] == r2[i])
@@ -213,7 +237,22 @@ static void for_each_case(const opts *o, MPI_Comm comm, const char *cname)
     char *tsave = NULL;
     for (char *tn = strtok_r(tl, ",", &tsave); tn; tn = strtok_r(NULL, ",", &tsave)) {
         int noncontig;
-        MPI_Datatype dt = make_type(tn, &noncontig);
+        /* mix:a+b+c: rank r of the communicator passes the (r mod n)-th type,
+         * so peers pass different types of one signature, as MPI allows. */
+        char pick[64];
+        snprintf(pick, sizeof pick, "%s", tn);
+        if (!strncmp(tn, "mix:", 4)) {
+            char ml[64], *msave = NULL, *names[16];
+            int n = 0, me;
+            snprintf(ml, sizeof ml, "%s", tn + 4);
+            for (char *m = strtok_r(ml, "+", &msave); m && n < 16; m = strtok_r(NULL, "+", &msave))
+                names[n++] = m;
+            if (!n)
+                die("mix: needs type names");
+            MPI_Comm_rank(comm, &me);
+            snprintf(pick, sizeof pick, "%s", names[me % n]);
+        }
+        MPI_Datatype dt = make_type(pick, &noncontig);
         snprintf(wl, sizeof wl, "%s", o->workloads);
         char *save = NULL;
         for (char *wn = strtok_r(wl, ",", &save); wn; wn = strtok_r(NULL, ",", &save)) {
@@ -223,7 +262,7 @@ static void for_each_case(const opts *o, MPI_Comm comm, const char *cname)
             for (int s = 0; s < o->seeds; s++) {
                 skewshim_wl w = {.kind = kind, .S = o->S, .param = 0, .seed = (uint64_t)s + 1,
                                  .topk = 2};
-                run_case(o, comm, cname, dt, tn, noncontig, &w);
+                run_case(o, comm, cname, dt, pick, noncontig, &w);
             }
         }
         if (dt != MPI_BYTE && dt != MPI_INT && dt != MPI_DOUBLE)
@@ -265,7 +304,8 @@ int main(int argc, char **argv)
         else {
             if (rank_w == 0)
                 fprintf(stderr, "usage: alltoallv_check [--algo NAME] [--expect NAME|fallback:REASON] "
-                                "[--workloads a,b] [--types byte,int,double,contig,vector] "
+                                "[--workloads a,b] [--types byte,int,double,contig,vector,"
+                                "contig12,rev12,swap12,vec12,mix:a+b] "
                                 "[--comms world,dup,split,reverse] [--S N] [--seeds N] "
                                 "[--param k=v] [--agreement 0|1] [--device] [-v]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);

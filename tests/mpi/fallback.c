@@ -37,12 +37,39 @@ int main(int argc, char **argv)
         d[j] = j;
         buf[j] = me * 100 + j;
     }
+    /* A plain call first: the shim's state for MPI_COMM_WORLD, and its
+     * private duplicate, exist before the error handler changes below, and
+     * the errors of the later calls must still follow the handler the
+     * program has set by then. */
+    MPI_Alltoallv(buf, c, d, MPI_INT, rb, c, d, MPI_INT, MPI_COMM_WORLD);
     /* MPI_IN_PLACE: correct result and reason */
     MPI_Alltoallv(MPI_IN_PLACE, c, d, MPI_INT, buf, c, d, MPI_INT, MPI_COMM_WORLD);
     expect_reason("in place", "in_place");
     for (int j = 0; j < P; j++)
         if (buf[j] != j * 100 + me) {
             fprintf(stderr, "in place: wrong data\n");
+            fails++;
+        }
+    /* MPI_IN_PLACE with the send arguments MPI ignores there: NULL counts and
+     * displacements, MPI_DATATYPE_NULL.  The pipeline must count it as in
+     * place (not invalid), and forced native must not read them. */
+    for (int j = 0; j < P; j++)
+        buf[j] = me * 100 + j;
+    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, c, d, MPI_INT, MPI_COMM_WORLD);
+    expect_reason("in place, null send arguments", "in_place");
+    for (int j = 0; j < P; j++)
+        if (buf[j] != j * 100 + me) {
+            fprintf(stderr, "in place, null send arguments: wrong data\n");
+            fails++;
+        }
+    skewshim_force_algorithm("native");
+    for (int j = 0; j < P; j++)
+        buf[j] = me * 100 + j;
+    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, c, d, MPI_INT, MPI_COMM_WORLD);
+    skewshim_force_algorithm(NULL);
+    for (int j = 0; j < P; j++)
+        if (buf[j] != j * 100 + me) {
+            fprintf(stderr, "forced native, in place: wrong data\n");
             fails++;
         }
     /* inter-communicator between two halves */
@@ -57,6 +84,17 @@ int main(int argc, char **argv)
             buf[j] = me;
         MPI_Alltoallv(buf, c, d, MPI_INT, rb, c, d, MPI_INT, inter);
         expect_reason("intercomm", "intercommunicator");
+        /* Forced native: the count arrays have the remote group's size,
+         * exactly (AddressSanitizer sees any read past them). */
+        int *ic = malloc(2 * sizeof(int) * (size_t)rsize);
+        for (int j = 0; j < rsize; j++) {
+            ic[j] = 1;
+            ic[rsize + j] = j;
+        }
+        skewshim_force_algorithm("native");
+        MPI_Alltoallv(buf, ic, ic + rsize, MPI_INT, rb, ic, ic + rsize, MPI_INT, inter);
+        skewshim_force_algorithm(NULL);
+        free(ic);
         MPI_Comm_free(&inter);
         MPI_Comm_free(&half);
     }
@@ -77,8 +115,15 @@ int main(int argc, char **argv)
     expect_reason("invalid args", "invalid_args");
     /* Mismatched counts (erroneous program: rank 0 sends rank 1 more than
      * rank 1 expects): whatever the schedule, nothing may be written past
-     * rank 1's receive block, and the call must return an error there. */
+     * rank 1's receive block, and the call must return an error there.
+     * Open MPI's own MPI_Alltoallv, which SABRE and FAST hand the call to,
+     * hangs on this program from 3 ranks on (with the shim disabled too), so
+     * there it is checked at 2. */
+#ifdef OPEN_MPI
+    if (P == 2) {
+#else
     if (P >= 2) {
+#endif
         static const char *const algos[] = {"sabre", "fast", "scattered", "tuna", "bruck2"};
         for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++) {
             int sc2[64], sd2[64], rc2[64], rd2[64];

@@ -23,6 +23,17 @@ ok &= all(len(m["bytes"]) == 4 and all(len(r) == 4 for r in m["bytes"]) for m in
 sys.exit(0 if ok else 1)
 PYEOF
 ok $? "records carry algo, size, nodes, regime, T_LB, cache hit; matrices are 4x4"
+# Emulated nodes are consecutive ranks of MPI_COMM_WORLD: the even/odd
+# halves of 4 ranks in 2 nodes of 2 each span both nodes.
+printf 'version: 1\ntopology: {ranks_per_node: 2}\nlog: {level: calls, path: "%s/split.jsonl"}\n' "$TESTDIR" > "$TESTDIR/split.yaml"
+SKEWSHIM_CONFIG="$TESTDIR/split.yaml" mpirun_n 4 "$CHECK" --algo scattered --comms split --workloads uniform --seeds 1 --types byte
+ok $? "scattered on an even/odd split of 4 ranks"
+"$PY" -c 'import json,sys
+r=[json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+c=[x for x in r if "call" in x]
+print("# nodes per record:", sorted(set(x["nodes"] for x in c)))
+sys.exit(0 if c and all(x["size"] == 2 and x["nodes"] == 2 for x in c) else 1)' "$TESTDIR/split.jsonl"
+ok $? "ranks_per_node 2: each half of an even/odd split spans 2 nodes"
 "$PY" "$top_srcdir/scripts/skewshim-report" "$TESTDIR/log.jsonl" > "$TESTDIR/report.txt" 2>&1
 ok $? "skewshim-report reads the log"
 grep -q sabre "$TESTDIR/report.txt"; ok $? "report names the algorithm"
