@@ -96,6 +96,87 @@ static int local_failure(const skewshim_call *c, int code)
     return code;
 }
 
+/* The byte span [lo, hi) the non-empty blocks of one side touch. */
+static void span(const char *base, const uint64_t *off, const uint64_t *bytes, int P,
+                 uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = UINTPTR_MAX;
+    *hi = 0;
+    for (int j = 0; j < P; j++) {
+        if (!bytes[j])
+            continue;
+        uintptr_t a = (uintptr_t)base + (uintptr_t)off[j], b = a + (uintptr_t)bytes[j];
+        *lo = a < *lo ? a : *lo;
+        *hi = b > *hi ? b : *hi;
+    }
+}
+
+typedef struct ival { uintptr_t a, b; } ival;
+
+static int ival_cmp(const void *x, const void *y)
+{
+    uintptr_t p = ((const ival *)x)->a, q = ((const ival *)y)->a;
+    return (p > q) - (p < q);
+}
+
+/* The non-empty blocks of one side as sorted, disjoint runs. */
+static int ivals(const char *base, const uint64_t *off, const uint64_t *bytes, int P, ival *out)
+{
+    int n = 0;
+    for (int j = 0; j < P; j++)
+        if (bytes[j]) {
+            out[n].a = (uintptr_t)base + (uintptr_t)off[j];
+            out[n].b = out[n].a + (uintptr_t)bytes[j];
+            n++;
+        }
+    qsort(out, (size_t)n, sizeof *out, ival_cmp);
+    /* Send blocks may overlap one another (MPI reads them only): merge, so
+     * the sweep below walks disjoint runs. */
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        if (m && out[k].a <= out[m - 1].b) {
+            if (out[k].b > out[m - 1].b)
+                out[m - 1].b = out[k].b;
+        } else {
+            out[m++] = out[k];
+        }
+    }
+    return m;
+}
+
+/* Whether any sent byte lies where a received byte goes.  Spans first
+ * (one pass each), which settles separate buffers; when they overlap,
+ * both sides' blocks sorted and swept (P log P). */
+static int overlap(const skewshim_call *c)
+{
+    int P = c->size;
+    uintptr_t slo, shi, rlo, rhi;
+    span(c->sendbuf, c->soff, c->sbytes, P, &slo, &shi);
+    span(c->recvbuf, c->roff, c->rbytes, P, &rlo, &rhi);
+    if (slo >= shi || rlo >= rhi || shi <= rlo || rhi <= slo)
+        return 0;
+    /* Packed types span more than they touch; MPI decides those. */
+    if (c->spack || c->rpack)
+        return c->sendbuf == c->recvbuf;
+    ival *v = malloc(2 * (size_t)P * sizeof *v);
+    if (!v)
+        return c->sendbuf == c->recvbuf;
+    int ns = ivals(c->sendbuf, c->soff, c->sbytes, P, v);
+    int nr = ivals(c->recvbuf, c->roff, c->rbytes, P, v + P);
+    const ival *sv = v, *rv = v + P;
+    int hit = 0;
+    for (int i = 0, j = 0; i < ns && j < nr && !hit;) {
+        if (sv[i].a < rv[j].b && rv[j].a < sv[i].b)
+            hit = 1;
+        else if (sv[i].b <= rv[j].b)
+            i++;
+        else
+            j++;
+    }
+    free(v);
+    return hit;
+}
+
 static skewshim_reason describe(skewshim_call *c)
 {
     int P = c->size, ssize, rsize;
@@ -131,6 +212,14 @@ static skewshim_reason describe(skewshim_call *c)
         stot += c->sbytes[j];
         rtot += c->rbytes[j];
     }
+    /* The MPI library's own argument checks, which its MPI_Alltoallv would
+     * make before moving a byte: a buffer that is NULL while it has data,
+     * and send and receive data that overlap (MPICH: MPI_ERR_BUFFER).  A
+     * schedule would run on such memory and report success; MPI reports
+     * the error, so the call goes to it (doc/decisions.md). */
+    if (why == SKEWSHIM_REASON_NONE &&
+        ((stot && !c->sendbuf) || (rtot && !c->recvbuf) || overlap(c)))
+        why = SKEWSHIM_REASON_INVALID_ARGS;
     int sloc = skewshim_device_locate(c->sendbuf);
     int rloc = skewshim_device_locate(c->recvbuf);
     c->buffers = rtot || !stot ? (c->recvbuf || !c->sendbuf ? rloc : sloc) : sloc;
