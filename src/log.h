@@ -40,6 +40,7 @@ typedef struct skewshim_record {
 typedef struct skewshim_ring {
     skewshim_record *r;
     int n, cap;
+    void *scratch;          /* a degraded rank 0's receive side, per flush */
 } skewshim_ring;
 
 /* Open the job's log (rank-local FILE; pattern expanded with %j %r %p).

@@ -41,9 +41,14 @@ typedef struct ring_ws {
 
 /* For a rank whose ring could not be allocated: zeros are neutral for MAX
  * of non-negative values and for SUM, so it joins the reductions without
- * changing anything.  Its recv side is scratch that is never read. */
-static double degraded_d[2][RING_MAX_CAP * KD];
-static uint64_t degraded_u[2][RING_MAX_CAP * KU];
+ * changing anything.  Only read, so every degraded ring of every thread may
+ * send from them at once.  The receive side matters at rank 0 alone, which
+ * gets scratch of its own per flush (the last resort below is shared, and
+ * its content is never read). */
+static const double zeros_d[RING_MAX_CAP * KD];
+static const uint64_t zeros_u[RING_MAX_CAP * KU];
+static double last_resort_d[RING_MAX_CAP * KD];
+static uint64_t last_resort_u[RING_MAX_CAP * KU];
 
 static int ring_cap_of(const skewshim_ring *ring)
 {
@@ -53,13 +58,21 @@ static int ring_cap_of(const skewshim_ring *ring)
     return cap;
 }
 
-static void ring_ws_of(const skewshim_ring *ring, ring_ws *ws)
+static void ring_ws_of(skewshim_ring *ring, int rank, ring_ws *ws)
 {
     if (!ring->r) {
-        ws->dsend = degraded_d[0];
-        ws->drecv = degraded_d[1];
-        ws->usend = degraded_u[0];
-        ws->urecv = degraded_u[1];
+        ws->dsend = (double *)zeros_d;
+        ws->usend = (uint64_t *)zeros_u;
+        ws->drecv = NULL;
+        ws->urecv = NULL;
+        if (rank == 0) {
+            int cap = ring_cap_of(ring);
+            if (!ring->scratch)
+                ring->scratch = malloc((size_t)cap * (KD * sizeof(double) + KU * sizeof(uint64_t)));
+            ws->drecv = ring->scratch ? (double *)ring->scratch : last_resort_d;
+            ws->urecv = ring->scratch ? (uint64_t *)(void *)(ws->drecv + (size_t)cap * KD)
+                                      : last_resort_u;
+        }
         return;
     }
     /* sizeof(skewshim_record) is a multiple of 8: the arrays stay aligned */
@@ -103,7 +116,7 @@ int skewshim_ring_flush_start(skewshim_ring *ring, MPI_Comm pcomm, int rank, MPI
     reqs[0] = reqs[1] = MPI_REQUEST_NULL;
     if (!ring || ring->n <= 0) return 0;
     ring_ws ws;
-    ring_ws_of(ring, &ws);
+    ring_ws_of(ring, rank, &ws);
     int n = ring->n;
     if (ring->r) {
         for (int i = 0; i < n; i++) {
@@ -131,18 +144,21 @@ int skewshim_ring_flush_start(skewshim_ring *ring, MPI_Comm pcomm, int rank, MPI
         if (reqs[0] != MPI_REQUEST_NULL) PMPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
         reqs[0] = reqs[1] = MPI_REQUEST_NULL;
         ring->n = 0;
+        free(ring->scratch);
+        ring->scratch = NULL;
         return rc;
     }
-    (void)rank;
     return 0;
 }
 
 int skewshim_ring_flush_finish(skewshim_ring *ring, int rank)
 {
     if (!ring || ring->n <= 0) return 0;
+    free(ring->scratch);
+    ring->scratch = NULL;
     if (rank == 0 && ring->r) {
         ring_ws ws;
-        ring_ws_of(ring, &ws);
+        ring_ws_of(ring, rank, &ws);
         char stack[4096];
         sbuf b;
         skewshim_sb_init(&b, stack, sizeof stack);
@@ -181,6 +197,8 @@ int skewshim_ring_flush(skewshim_ring *ring, MPI_Comm pcomm, int rank)
     rc = PMPI_Waitall(2, reqs, st);
     if (rc != MPI_SUCCESS) {
         ring->n = 0;
+        free(ring->scratch);
+        ring->scratch = NULL;
         return rc;
     }
     return skewshim_ring_flush_finish(ring, rank);
@@ -190,7 +208,9 @@ void skewshim_ring_free(skewshim_ring *ring)
 {
     if (!ring) return;
     free(ring->r);
+    free(ring->scratch);
     ring->r = NULL;
+    ring->scratch = NULL;
     ring->n = 0;
     ring->cap = 0;
 }
