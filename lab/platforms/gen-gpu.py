@@ -7,10 +7,14 @@ GPU, as SABRE's Perlmutter nodes and FAST's H200 servers have).
    python3 gen-gpu.py NAME G NODES UP_GBps NIC_GBps > NAME.xml
 
 Routing: a Dijkstra zone.  SimGrid's Dijkstra counts links per route, so
-each rank-to-network edge carries two links (its NIC and the fabric, a
-FATPIPE standing for the switches) and each rank-to-node-switch edge one:
-ranks of one node always take the scale-up path (2 links) rather than the
-network (4 links), and ranks of different nodes can only take the network.
+each rank-to-network edge carries two links (its NIC and its own cable
+into the switches, too fast to ever be shared) and each rank-to-node-switch
+edge one: ranks of one node always take the scale-up path (2 links) rather
+than the network (4 links), and ranks of different nodes can only take the
+network.  The cable is per rank, not one FATPIPE for the whole network: a
+link that every inter-node flow crosses makes SimGrid's max-min solver
+handle all flows in one constraint, and a P = 64 point then took more than
+10 minutes instead of seconds.
 """
 import sys
 
@@ -33,9 +37,9 @@ w(f"  {name}: a two-tier GPU-like cluster, {nodes} nodes x {G} ranks = {P} ranks
 w(f"  Models {desc}.")
 w("  Numbers: the papers' and vendors' nominal per-direction bandwidths (above);")
 w("  latencies are assumptions: 0.5 us per scale-up hop (1 us rank to rank in a")
-w("  node), 1 us per NIC plus 0.5 us per fabric crossing (3 us between nodes).")
-w("  The network between NICs is non-blocking (full bisection): one FATPIPE")
-w("  link stands for the switches, so only NICs and scale-up links are shared.")
+w("  node), 1 us per NIC and 0.5 us per cable, two of each between nodes (3 us).")
+w("  The network between NICs is non-blocking (full bisection): every rank's")
+w("  cable into it is 100 TB/s, so only NICs and scale-up links are shared.")
 w("  All links are full duplex (SPLITDUPLEX).  Host-buffer runs of the shim")
 w("  (sabre, fast, native ...) on this platform measure the schedules in the")
 w("  regime the SABRE and FAST papers claim; device copies are not modelled.")
@@ -44,7 +48,6 @@ w("  not from MPI_Comm_split_type (which would see one host per rank).")
 w(f"  Generated: python3 lab/platforms/gen-gpu.py {name} {G} {nodes} {up} {nic}")
 w("-->")
 w('<zone id="world" routing="Dijkstra">')
-w('  <link id="fabric" bandwidth="100TBps" latency="0.5us" sharing_policy="FATPIPE"/>')
 w('  <router id="net"/>')
 for n in range(nodes):
     w(f'  <router id="sw{n}"/>')
@@ -52,10 +55,11 @@ for r in range(P):
     w(f'  <host id="g{r}" speed="1Gf"/>')
     w(f'  <link id="up{r}" bandwidth="{up}GBps" latency="0.5us" sharing_policy="SPLITDUPLEX"/>')
     w(f'  <link id="nic{r}" bandwidth="{nic}GBps" latency="1us" sharing_policy="SPLITDUPLEX"/>')
+    w(f'  <link id="cable{r}" bandwidth="100TBps" latency="0.5us" sharing_policy="SPLITDUPLEX"/>')
 for r in range(P):
     n = r // G
     w(f'  <route src="g{r}" dst="sw{n}"><link_ctn id="up{r}" direction="UP"/></route>')
-    w(f'  <route src="g{r}" dst="net"><link_ctn id="nic{r}" direction="UP"/><link_ctn id="fabric"/></route>')
+    w(f'  <route src="g{r}" dst="net"><link_ctn id="nic{r}" direction="UP"/><link_ctn id="cable{r}" direction="UP"/></route>')
 w("</zone>")
 w("</platform>")
 print("\n".join(o))
