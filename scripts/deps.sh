@@ -3,6 +3,9 @@
 skewshim_install_deps() {
     pkgs="build-essential autoconf automake libtool pkg-config libyaml-dev \
 mpich libmpich-dev openmpi-bin libopenmpi-dev gfortran python3 python3-mpi4py"
+    # The performance lab (doc/lab.md) and its CI subset: SimGrid's SMPI.
+    [ -z "${SKEWSHIM_NO_LAB:-}" ] && pkgs="$pkgs libsimgrid-dev"
+    # skewshim-report's plots (and its test).
     [ "${SKEWSHIM_NO_PLOTS:-0}" = 1 ] || pkgs="$pkgs python3-matplotlib"
     missing=
     for p in $pkgs; do

@@ -93,8 +93,9 @@ void skewshim_bench_item_restore(const opts *o, const item *it);
 
 /* ---- workload.c ---- */
 
-/* Collective: rank 0 reads the --replay matrix, everyone gets it (bytes).
- * *q and *ts are the log's ranks_per_node and type size.  0 or -1. */
+/* Collective: rank 0 reads the --replay matrix and keeps it (bytes, P x P);
+ * the other ranks get NULL.  *q and *ts are the log's ranks_per_node and
+ * type size (every rank).  0 or -1. */
 int skewshim_bench_load_replay(const opts *o, uint64_t **counts, int *q, int *ts,
                                MPI_Comm comm);
 void skewshim_bench_workload_label(const opts *o, char *out, size_t len);
@@ -102,8 +103,10 @@ void skewshim_bench_workload_label(const opts *o, char *out, size_t len);
 /* ---- buffers.c ---- */
 
 /* Returns 0, -1 out of memory, -2 counts beyond int. */
-int skewshim_bench_layout_build(layout *L, const opts *o, const uint64_t *counts, int P,
-                                int me);
+/* row[j]: elements this rank sends rank j; col[j]: elements rank j sends
+ * this rank. */
+int skewshim_bench_layout_build(layout *L, const opts *o, const uint64_t *row,
+                                const uint64_t *col, int P, int me);
 void skewshim_bench_layout_free(layout *L);
 void *skewshim_bench_send_ptr(const opts *o, layout *L);
 void *skewshim_bench_recv_ptr(const opts *o, layout *L);
@@ -125,8 +128,8 @@ void skewshim_bench_run_item_checked(const opts *o, item *it, layout *L, const c
 /* Records in it what the shim says ran last, and a fallback. */
 void skewshim_bench_note_last(item *it);
 /* One point: build buffers, check every item, time them all, report. */
-void skewshim_bench_run_point(opts *o, const uint64_t *counts, const char *wl, uint64_t S,
-                              int q, FILE *csv, MPI_Comm comm);
+void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col,
+                              const char *wl, uint64_t S, int q, FILE *csv, MPI_Comm comm);
 
 /* ---- report.c (rank 0) ---- */
 

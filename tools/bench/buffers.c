@@ -98,7 +98,8 @@ void skewshim_bench_layout_free(layout *L)
 }
 
 /* Returns 0, -1 out of memory, -2 counts beyond int. */
-int skewshim_bench_layout_build(layout *L, const opts *o, const uint64_t *counts, int P, int me)
+int skewshim_bench_layout_build(layout *L, const opts *o, const uint64_t *row,
+                                const uint64_t *col, int P, int me)
 {
     memset(L, 0, sizeof *L);
     L->scount = malloc((size_t)P * sizeof(int));
@@ -108,7 +109,7 @@ int skewshim_bench_layout_build(layout *L, const opts *o, const uint64_t *counts
     if (!L->scount || !L->sdispl || !L->rcount || !L->rdispl)
         return -1;
     for (int j = 0; j < P; j++) {
-        uint64_t s = counts[(size_t)me * P + j], r = counts[(size_t)j * P + me];
+        uint64_t s = row[j], r = col[j];
         if (s > INT_MAX || r > INT_MAX)
             return -2;
         L->scount[j] = (int)s;

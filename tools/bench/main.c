@@ -27,6 +27,25 @@
 
 int skewshim_bench_rank, skewshim_bench_size;
 
+/* full (rank 0 only, P x P, elements) -> row and col of every rank: two
+ * scatters, the second after transposing in place (full is left transposed).
+ * Two scatters of P rows cost far fewer simulated messages under SMPI than
+ * an all-to-all of single counts would. */
+static void distribute_matrix(uint64_t *full, int P, uint64_t *row, uint64_t *col,
+                              MPI_Comm comm)
+{
+    PMPI_Scatter(full, P, MPI_UINT64_T, row, P, MPI_UINT64_T, 0, comm);
+    if (skewshim_bench_rank == 0) {
+        for (size_t i = 0; i < (size_t)P; i++)
+            for (size_t j = i + 1; j < (size_t)P; j++) {
+                uint64_t t = full[i * P + j];
+                full[i * P + j] = full[j * P + i];
+                full[j * P + i] = t;
+            }
+    }
+    PMPI_Scatter(full, P, MPI_UINT64_T, col, P, MPI_UINT64_T, 0, comm);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -48,12 +67,17 @@ int main(int argc, char **argv)
         return rc == 1 ? 0 : 2;
     }
 
-    size_t n = (size_t)skewshim_bench_size * (size_t)skewshim_bench_size;
-    uint64_t *replay = NULL;
+    /* Only rank 0 ever holds the whole P x P matrix (generated or replayed);
+     * every rank keeps its own row and column (distribute_matrix).  Under
+     * SMPI all ranks live in one process, and P copies of the matrix were
+     * gigabytes at P = 1024 (doc/lab.md). */
+    int P = skewshim_bench_size;
+    size_t n = (size_t)P * (size_t)P;
+    uint64_t *full = NULL;
     int q = o.ranks_per_node;
     if (o.replay) {
         int lq, lts;
-        if (skewshim_bench_load_replay(&o, &replay, &lq, &lts, comm) != 0) {
+        if (skewshim_bench_load_replay(&o, &full, &lq, &lts, comm) != 0) {
             MPI_Finalize();
             return 2;
         }
@@ -87,27 +111,36 @@ int main(int argc, char **argv)
     if (skewshim_bench_rank == 0)
         skewshim_bench_print_header(&o, q, argc, argv, csv);
 
-    uint64_t *counts = malloc(n * sizeof *counts);
-    if (!counts)
+    uint64_t *row = malloc((size_t)P * sizeof *row), *col = malloc((size_t)P * sizeof *col);
+    if (!row || !col)
         MPI_Abort(comm, 2);
     int status = 0;
-    if (replay) {
-        uint64_t S = 0;
-        int divisible = 1;
-        for (size_t k = 0; k < n; k++) {
-            divisible &= replay[k] % (uint64_t)o.tsize == 0;
-            counts[k] = replay[k] / (uint64_t)o.tsize;
-            S = replay[k] > S ? replay[k] : S;
+    if (o.replay) {
+        /* Rank 0 converts to elements and finds S; hdr = {divisible, S}. */
+        uint64_t hdr[2] = { 1, 0 };
+        if (skewshim_bench_rank == 0) {
+            for (size_t k = 0; k < n; k++) {
+                hdr[0] &= full[k] % (uint64_t)o.tsize == 0;
+                hdr[1] = full[k] > hdr[1] ? full[k] : hdr[1];
+                full[k] /= (uint64_t)o.tsize;
+            }
         }
-        if (!divisible) {
+        PMPI_Bcast(hdr, 2, MPI_UINT64_T, 0, comm);
+        if (!hdr[0]) {
             if (skewshim_bench_rank == 0)
                 fprintf(stderr, "skewshim-bench: --replay: some blocks are not a multiple "
                         "of --type %s (%d bytes)\n", o.type_name, o.tsize);
             status = 2;
         } else {
-            skewshim_bench_run_point(&o, counts, wl, S, q, csv, comm);
+            distribute_matrix(full, P, row, col, comm);
+            skewshim_bench_run_point(&o, row, col, wl, hdr[1], q, csv, comm);
         }
     } else {
+        if (skewshim_bench_rank == 0) {
+            full = malloc(n * sizeof *full);
+            if (!full)
+                MPI_Abort(comm, 2);
+        }
         for (int s = 0; s < o.nsizes; s++) {
             uint64_t S = o.sizes[s];
             if (S % (uint64_t)o.tsize) {
@@ -123,12 +156,9 @@ int main(int argc, char **argv)
             /* The generators are deterministic, but pow/log may round
              * differently across libm builds on unlike nodes, and one count
              * differing between sender and receiver breaks the call: rank 0
-             * generates, everyone receives. */
-            int ok = skewshim_bench_rank != 0 ||
-                     skewshim_wl_matrix(&w, skewshim_bench_size, counts) == 0;
+             * generates, everyone receives its row and column. */
+            int ok = skewshim_bench_rank != 0 || skewshim_wl_matrix(&w, P, full) == 0;
             PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-            if (ok)
-                PMPI_Bcast(counts, (int)n, MPI_UINT64_T, 0, comm);
             if (!ok) {
                 if (skewshim_bench_rank == 0)
                     fprintf(stderr, "skewshim-bench: workload %s refuses --param %g\n",
@@ -136,13 +166,15 @@ int main(int argc, char **argv)
                 status = 2;
                 break;
             }
-            skewshim_bench_run_point(&o, counts, wl, S, q, csv, comm);
+            distribute_matrix(full, P, row, col, comm);
+            skewshim_bench_run_point(&o, row, col, wl, S, q, csv, comm);
         }
     }
     if (csv)
         fclose(csv);
-    free(counts);
-    free(replay);
+    free(row);
+    free(col);
+    free(full);
     MPI_Finalize();
     return status;
 }

@@ -104,11 +104,11 @@ static double lower_bound(const opts *o, const layout *L, int q, MPI_Comm comm)
 }
 
 /* One point: build buffers, check every item, time them all. */
-void skewshim_bench_run_point(opts *o, const uint64_t *counts, const char *wl, uint64_t S, int q,
-                              FILE *csv, MPI_Comm comm)
+void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col, const char *wl,
+                              uint64_t S, int q, FILE *csv, MPI_Comm comm)
 {
     layout L;
-    int rc = skewshim_bench_layout_build(&L, o, counts, skewshim_bench_size,
+    int rc = skewshim_bench_layout_build(&L, o, row, col, skewshim_bench_size,
                                          skewshim_bench_rank), worst = 0;
     int mine = -rc;
     PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm);

@@ -15,13 +15,16 @@
 #include "topo.h"
 #include "workload.h"
 
-/* Rank 0 reads the log and broadcasts, so the file need only exist where
- * rank 0 runs.  counts gets bytes; returns 0 or -1 (on every rank). */
+/* Rank 0 reads the log and keeps the matrix (bytes) in *counts; the other
+ * ranks get NULL there and only the header, so the file need only exist
+ * where rank 0 runs and only rank 0 holds P x P counts.  Returns 0 or -1
+ * (on every rank). */
 int skewshim_bench_load_replay(const opts *o, uint64_t **counts, int *q, int *ts, MPI_Comm comm)
 {
     int hdr[4] = { 0, 0, 0, 0 };   /* ok, P, q, type_size */
     skewshim_matrix m = { 0, NULL };
     char err[512] = "";
+    *counts = NULL;
     if (skewshim_bench_rank == 0) {
         if (skewshim_wl_replay_load(o->replay, o->replay_index, &m, &hdr[2], &hdr[3], err,
                                     sizeof err) == 0) {
@@ -42,14 +45,14 @@ int skewshim_bench_load_replay(const opts *o, uint64_t **counts, int *q, int *ts
         skewshim_matrix_free(&m);
         return -1;
     }
-    size_t n = (size_t)skewshim_bench_size * (size_t)skewshim_bench_size;
-    *counts = malloc(n * sizeof **counts);
-    if (!*counts)
-        MPI_Abort(comm, 2);
-    if (skewshim_bench_rank == 0)
+    if (skewshim_bench_rank == 0) {
+        size_t n = (size_t)skewshim_bench_size * (size_t)skewshim_bench_size;
+        *counts = malloc(n * sizeof **counts);
+        if (!*counts)
+            MPI_Abort(comm, 2);
         memcpy(*counts, m.b, n * sizeof **counts);
+    }
     skewshim_matrix_free(&m);
-    PMPI_Bcast(*counts, (int)n, MPI_UINT64_T, 0, comm);
     *q = hdr[2];
     *ts = hdr[3];
     return 0;

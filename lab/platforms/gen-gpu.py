@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Writes a two-tier "GPU-like" SimGrid platform (doc/lab.md): NODES nodes of
+G ranks; every rank has its own scale-up link to its node's switch
+(NVLink/NVSwitch-like) and its own NIC to a non-blocking network (one NIC per
+GPU, as SABRE's Perlmutter nodes and FAST's H200 servers have).
+
+   python3 gen-gpu.py NAME G NODES UP_GBps NIC_GBps > NAME.xml
+
+Routing: a Dijkstra zone.  SimGrid's Dijkstra counts links per route, so
+each rank-to-network edge carries two links (its NIC and its own cable
+into the switches, too fast to ever be shared) and each rank-to-node-switch
+edge one: ranks of one node always take the scale-up path (2 links) rather
+than the network (4 links), and ranks of different nodes can only take the
+network.  The cable is per rank, not one FATPIPE for the whole network: a
+link that every inter-node flow crosses makes SimGrid's max-min solver
+handle all flows in one constraint, and a P = 64 point then took more than
+10 minutes instead of seconds.
+"""
+import sys
+
+name, G, nodes, up, nic = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+desc = {
+    "gpu-h200": "FAST's H200 servers: 8 GPUs per server, 450 GB/s scale-up per GPU "
+                "(NVLink 4 / NVSwitch), one 400 Gb/s NIC per GPU (50 GB/s)",
+    "gpu-perlmutter": "SABRE's Perlmutter GPU nodes: 4 A100 per node, NVLink 3 "
+                      "between them (taken as 100 GB/s per GPU), one Slingshot-11 "
+                      "200 Gb/s NIC per GPU (25 GB/s)",
+}.get(name, name)
+P = G * nodes
+o = []
+w = o.append
+w("<?xml version='1.0'?>")
+w('<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">')
+w('<platform version="4.1">')
+w("<!--")
+w(f"  {name}: a two-tier GPU-like cluster, {nodes} nodes x {G} ranks = {P} ranks.")
+w(f"  Models {desc}.")
+w("  Numbers: the papers' and vendors' nominal per-direction bandwidths (above);")
+w("  latencies are assumptions: 0.5 us per scale-up hop (1 us rank to rank in a")
+w("  node), 1 us per NIC and 0.5 us per cable, two of each between nodes (3 us).")
+w("  The network between NICs is non-blocking (full bisection): every rank's")
+w("  cable into it is 100 TB/s, so only NICs and scale-up links are shared.")
+w("  All links are full duplex (SPLITDUPLEX).  Host-buffer runs of the shim")
+w("  (sabre, fast, native ...) on this platform measure the schedules in the")
+w("  regime the SABRE and FAST papers claim; device copies are not modelled.")
+w("  One host per rank: the shim's nodes come from --ranks-per-node " + str(G) + ",")
+w("  not from MPI_Comm_split_type (which would see one host per rank).")
+w(f"  Generated: python3 lab/platforms/gen-gpu.py {name} {G} {nodes} {up} {nic}")
+w("-->")
+w('<zone id="world" routing="Dijkstra">')
+w('  <router id="net"/>')
+for n in range(nodes):
+    w(f'  <router id="sw{n}"/>')
+for r in range(P):
+    w(f'  <host id="g{r}" speed="1Gf"/>')
+    w(f'  <link id="up{r}" bandwidth="{up}GBps" latency="0.5us" sharing_policy="SPLITDUPLEX"/>')
+    w(f'  <link id="nic{r}" bandwidth="{nic}GBps" latency="1us" sharing_policy="SPLITDUPLEX"/>')
+    w(f'  <link id="cable{r}" bandwidth="100TBps" latency="0.5us" sharing_policy="SPLITDUPLEX"/>')
+for r in range(P):
+    n = r // G
+    w(f'  <route src="g{r}" dst="sw{n}"><link_ctn id="up{r}" direction="UP"/></route>')
+    w(f'  <route src="g{r}" dst="net"><link_ctn id="nic{r}" direction="UP"/><link_ctn id="cable{r}" direction="UP"/></route>')
+w("</zone>")
+w("</platform>")
+print("\n".join(o))

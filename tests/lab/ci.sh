@@ -1,0 +1,96 @@
+#!/bin/sh
+# The lab's CI subset (doc/lab.md): the real shim and skewshim-bench under
+# SimGrid's SMPI on the simulated CPU cluster (lab/platforms/cpu-cluster.xml,
+# 32 ranks per node), with the lab's deterministic settings (mode det:
+# communication only, reruns bit-identical), through scripts/skewshim-lab.
+#   1. every host algorithm verified byte-exact against PMPI_Alltoallv at
+#      P = 64 (S = 16 B and 16 KiB) and 256 (S = 16 B): the bench aborts on
+#      any mismatch, and each item must have run itself (status ok);
+#   2. performance assertions whose margins a real regression breaks and
+#      noise cannot (there is none in mode det; the margins leave room for
+#      changes of the platform's assumed numbers):
+#      - P = 256, S = 16: tuna <= 0.8 x native (0.27 today, doc/lab.md),
+#        tuna_hier <= 0.5 x native (0.14 today);
+#      - P = 64, S = 16 KiB: auto picks native and costs <= 1.03 x native
+#        (1.014 today: the agreement allreduce).  At 4 KiB it costs 1.05 x,
+#        so that size is not asserted (the agreement's cost is another
+#        issue's work).
+# Runs in an SMPI build (configure MPICC=smpicc); prints TAP.
+: "${top_builddir:=$(pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+n=0
+fail=0
+ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=$((fail + 1)); fi; }
+finish() { echo "1..$n"; exit 0; }
+
+if ! command -v smpirun >/dev/null 2>&1; then
+    echo "1..0 # SKIP smpirun not found (apt-get install libsimgrid-dev)"; exit 0
+fi
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/skewshim-lab-ci.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT
+LAB="$top_srcdir/scripts/skewshim-lab"
+ALGOS=native,scattered,pairwise,bruck2,padded_bruck,tuna,tuna:radix=16,tuna_hier,tuna_hier:variant=staggered,sabre,fast,auto
+
+run() {   # run NAME ARGS...: one lab run into $OUT/NAME
+    name=$1; shift
+    timeout 900 /usr/bin/python3 "$LAB" ci-verify --build "$top_builddir" --out "$OUT/$name" \
+        --no-plot --mode det "$@" > "$OUT/$name.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || sed 's/^/# /' "$OUT/$name.log" | tail -20
+    return $rc
+}
+
+# field FILE P S ALGO COLUMN: one column of the row (mpich selector)
+field() {
+    awk -F, -v P="$2" -v S="$3" -v A="$4" -v C="$5" '
+        NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $col["selector"] == "mpich" && $col["P"] == P && $col["S_bytes"] == S && $col["algo"] == A { print $col[C]; exit }' "$1"
+}
+
+# every item of P at S ran itself (ok) and was verified (a row exists: the
+# bench aborts before timing a wrong result).
+check_items() {   # FILE P S
+    bad=
+    for a in native scattered pairwise bruck2 padded_bruck tuna "tuna(radix=16)" tuna_hier \
+             "tuna_hier(variant=staggered)" sabre fast; do
+        st=$(field "$1" "$2" "$3" "$a" status)
+        [ "$st" = ok ] || bad="$bad $a:${st:-missing}"
+    done
+    st=$(field "$1" "$2" "$3" auto status)
+    case $st in ran=*) ;; *) bad="$bad auto:${st:-missing}" ;; esac
+    [ -z "$bad" ] || echo "# not run or not verified:$bad"
+    [ -z "$bad" ]
+}
+
+t0=$(date +%s)
+run p64 --ranks 64 --sizes 16,16k --algos "$ALGOS" --iters 1 --warmup 0
+rc=$?
+f64="$OUT/p64/results.csv"
+ok $rc "P=64 on cpu-cluster: every host algorithm verified against PMPI_Alltoallv (S=16, 16k)"
+check_items "$f64" 64 16
+ok $? "P=64, S=16: every item ran its own algorithm (no fallback)"
+
+run p256 --ranks 256 --sizes 16 --algos "$ALGOS" --iters 1 --warmup 0
+rc=$?
+f256="$OUT/p256/results.csv"
+ok $rc "P=256 on cpu-cluster: every host algorithm verified against PMPI_Alltoallv (S=16)"
+check_items "$f256" 256 16
+ok $? "P=256, S=16: every item ran its own algorithm (no fallback)"
+
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a + 0 <= b + 0) }'; }
+r=$(field "$f256" 256 16 tuna ratio)
+le "$r" 0.8
+ok $? "P=256, S=16: tuna/native = ${r:-?} <= 0.8"
+r=$(field "$f256" 256 16 tuna_hier ratio)
+le "$r" 0.5
+ok $? "P=256, S=16: tuna_hier/native = ${r:-?} <= 0.5"
+st=$(field "$f64" 64 16384 auto status)
+r=$(field "$f64" 64 16384 auto ratio)
+if [ "$st" = ran=native ]; then
+    le "$r" 1.03
+    ok $? "P=64, S=16k: auto (ran native) / native = ${r:-?} <= 1.03"
+else
+    ok 1 "P=64, S=16k: auto expected to run native, status ${st:-missing}"
+fi
+echo "# lab CI subset: $(( $(date +%s) - t0 )) s"
+finish
