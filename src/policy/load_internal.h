@@ -46,15 +46,10 @@ void skewshim_pol_subpath(char *dst, const char *path, const char *key);
 /* An integer >= min; with allow_auto, 'auto' gives 0. */
 int skewshim_pol_need_int(ctx *c, const yaml_node_t *n, const char *path, int min,
                           int allow_auto, int *out);
-/* A finite number >= min, or > min when exclusive. */
-int skewshim_pol_need_number(ctx *c, const yaml_node_t *n, const char *path, double min,
-                             int exclusive, double *out);
 int skewshim_pol_need_bool(ctx *c, const yaml_node_t *n, const char *path, int *out);
 /* A value of the parameter table's entry d, into its field of p. */
 int skewshim_pol_need_param(ctx *c, const yaml_node_t *n, const char *path,
                             const skewshim_param_desc *d, skewshim_params *p);
-/* A size in bytes with an optional K/M/G unit (powers of 1024). */
-int skewshim_pol_need_size(ctx *c, const yaml_node_t *n, const char *path, uint64_t *out);
 /* One of names[0..count-1]; the index goes to *out. */
 int skewshim_pol_need_enum(ctx *c, const yaml_node_t *n, const char *path,
                            const char *const *names, int count, int *out);

@@ -116,21 +116,6 @@ int skewshim_pol_need_int(ctx *c, const yaml_node_t *n, const char *path, int mi
     return 0;
 }
 
-/* A finite number >= min, or > min when exclusive. */
-int skewshim_pol_need_number(ctx *c, const yaml_node_t *n, const char *path, double min,
-                             int exclusive, double *out)
-{
-    char what[64];
-    snprintf(what, sizeof what, "a number %s %g", exclusive ? ">" : ">=", min);
-    if (need_scalar(c, n, path, what))
-        return -1;
-    double v;
-    if (skewshim_text_double(sval(n), &v) || v < min || (exclusive && v == min))
-        return skewshim_pol_expected(c, n, path, what);
-    *out = v;
-    return 0;
-}
-
 int skewshim_pol_need_bool(ctx *c, const yaml_node_t *n, const char *path, int *out)
 {
     if (need_scalar(c, n, path, SKEWSHIM_BOOL_WHAT) || skewshim_text_bool(sval(n), out))
@@ -145,13 +130,6 @@ int skewshim_pol_need_param(ctx *c, const yaml_node_t *n, const char *path,
     skewshim_param_what(d, what, sizeof what);
     if (need_scalar(c, n, path, what) || skewshim_param_parse(d, sval(n), p))
         return skewshim_pol_expected(c, n, path, what);
-    return 0;
-}
-
-int skewshim_pol_need_size(ctx *c, const yaml_node_t *n, const char *path, uint64_t *out)
-{
-    if (need_scalar(c, n, path, SKEWSHIM_SIZE_WHAT) || skewshim_text_size(sval(n), out))
-        return skewshim_pol_expected(c, n, path, SKEWSHIM_SIZE_WHAT);
     return 0;
 }
 
