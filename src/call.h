@@ -84,6 +84,8 @@ typedef struct skewshim_call {
     int buffers;                  /* SKEWSHIM_BUF_HOST or _DEVICE */
     skewshim_reason local_reason; /* why this rank alone cannot run it */
     int nomem;                    /* this rank alone ran out of memory */
+    int in_place;                 /* MPI_IN_PLACE: the send side is the
+                                     receive side, staged (core/inplace.c) */
     /* agreed and chosen */
     skewshim_agreed ag;
     skewshim_algo_id algo;

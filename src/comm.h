@@ -34,6 +34,8 @@ typedef struct skewshim_comm {
     uint64_t tmp_cap;
     void *pack;             /* dense copies of data whose datatype is not one run */
     uint64_t pack_cap;
+    void *stage;            /* MPI_IN_PLACE: the blocks to send, copied out */
+    uint64_t stage_cap;
     skewshim_ring ring;     /* per-call records awaiting the max-over-ranks merge */
     void *plan_cache;       /* owned by src/core/plan_cache.c */
     void *device;           /* owned by the device executors */

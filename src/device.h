@@ -91,6 +91,7 @@ void skewshim_device_get_counters(skewshim_device_counters *out);
 /* ---- shared by src/exec/device*.c only ---------------------------------- */
 #if defined(SKEWSHIM_DEVICE_INTERNAL) && defined(SKEWSHIM_HAVE_CUDA)
 #include <mpi.h>
+#include <pthread.h>
 #include <cuda_runtime_api.h>
 
 struct ncclComm;
@@ -113,6 +114,15 @@ typedef struct skewshim_device_state {
 } skewshim_device_state;
 
 extern skewshim_device_counters skewshim_device_ctr;
+/* The counters are bumped by every thread that runs a device call
+ * (MPI_THREAD_MULTIPLE), and read at finalize: under this lock. */
+extern pthread_mutex_t skewshim_device_ctr_lock;
+#define SKEWSHIM_DEVICE_COUNT(field, v)                 \
+    do {                                                \
+        pthread_mutex_lock(&skewshim_device_ctr_lock);  \
+        skewshim_device_ctr.field += (v);               \
+        pthread_mutex_unlock(&skewshim_device_ctr_lock);\
+    } while (0)
 
 /* cs->device, created on first use (no CUDA, no MPI); NULL when out of
  * memory.  Then cs->device holds one of two markers instead, so that the

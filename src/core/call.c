@@ -218,7 +218,7 @@ static skewshim_reason describe(skewshim_call *c)
      * schedule would run on such memory and report success; MPI reports
      * the error, so the call goes to it (doc/decisions.md). */
     if (why == SKEWSHIM_REASON_NONE &&
-        ((stot && !c->sendbuf) || (rtot && !c->recvbuf) || overlap(c)))
+        ((stot && !c->sendbuf) || (rtot && !c->recvbuf) || (!c->in_place && overlap(c))))
         why = SKEWSHIM_REASON_INVALID_ARGS;
     int sloc = skewshim_device_locate(c->sendbuf);
     int rloc = skewshim_device_locate(c->recvbuf);
@@ -354,6 +354,9 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
         return SKEWSHIM_REASON_NONE;
     int device = c->ag.valid ? c->ag.any_device != 0 : c->buffers == SKEWSHIM_BUF_DEVICE;
     if (device) {
+        /* Staging an in-place call's blocks is a host copy (agreed). */
+        if (c->in_place)
+            return SKEWSHIM_REASON_IN_PLACE;
         if (!a->run_device && !(a->run_host && staging_available()))
             return SKEWSHIM_REASON_NO_DEVICE_PATH;
     } else if (!a->run_host) {
@@ -364,8 +367,9 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
         if (r != SKEWSHIM_REASON_NONE)
             return r;
     }
+    uint64_t need = 0;
     if (a->temp_bytes) {
-        uint64_t need = a->temp_bytes(c);
+        need = a->temp_bytes(c);
         if (need == UINT64_MAX)
             return SKEWSHIM_REASON_INTERNAL;
         if (need == SKEWSHIM_TEMP_INVALID)
@@ -374,9 +378,11 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
             c->nomem = 1;
             return SKEWSHIM_REASON_INTERNAL;
         }
-        if (need > c->params->max_temp_bytes)
-            return SKEWSHIM_REASON_MEMORY_CAP;
     }
+    /* Both terms rank-invariant: the staging's is the agreed bound. */
+    need += skewshim_inplace_bytes(c);
+    if (need > c->params->max_temp_bytes)
+        return SKEWSHIM_REASON_MEMORY_CAP;
     return SKEWSHIM_REASON_NONE;
 }
 
@@ -492,8 +498,8 @@ static int pass_through(skewshim_call *c, skewshim_reason reason)
 {
     if (!c->cs && c->comm != MPI_COMM_NULL && PMPI_Comm_rank(c->comm, &c->rank) != MPI_SUCCESS)
         c->rank = 0;
-    int rc = PMPI_Alltoallv(c->sendbuf, c->scounts, c->sdispls, c->stype, c->recvbuf, c->rcounts,
-                            c->rdispls, c->rtype, c->comm);
+    int rc = PMPI_Alltoallv(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->scounts, c->sdispls,
+                            c->stype, c->recvbuf, c->rcounts, c->rdispls, c->rtype, c->comm);
     c->algo = SKEWSHIM_ALGO_NATIVE;
     c->why = SKEWSHIM_WHY_FALLBACK;
     account(c, reason, 0.0);
@@ -541,35 +547,6 @@ static int forced_native(skewshim_call *c)
     return rc;
 }
 
-/* MPI_IN_PLACE on an intra-communicator: to MPI, with its reason.  At level
- * calls it still takes its place in the communicator's call index and gets
- * a record, as the log promises for every call; MPI_IN_PLACE is the same on
- * every rank, so all of them create the state and count the call together. */
-static int in_place_call(skewshim_call *c)
-{
-    skewshim_comm *cs = NULL;
-    if (skewshim_log_level() >= SKEWSHIM_LOG_CALLS)
-        cs = skewshim_comm_get(c->comm);
-    if (!cs)
-        return pass_through(c, SKEWSHIM_REASON_IN_PLACE);
-    c->cs = cs;
-    c->rank = cs->rank;
-    c->size = cs->size;
-    c->buffers = skewshim_device_locate(c->recvbuf);
-    int logged = cs->ncalls % (uint64_t)skewshim_log_sample() == 0;
-    double t0 = PMPI_Wtime();
-    int rc = PMPI_Alltoallv(c->sendbuf, c->scounts, c->sdispls, c->stype, c->recvbuf, c->rcounts,
-                            c->rdispls, c->rtype, c->comm);
-    double t = PMPI_Wtime() - t0;
-    c->algo = SKEWSHIM_ALGO_NATIVE;
-    c->why = SKEWSHIM_WHY_FALLBACK;
-    if (logged)
-        log_call(c, SKEWSHIM_REASON_IN_PLACE, t);
-    cs->ncalls++;
-    account(c, SKEWSHIM_REASON_IN_PLACE, t);
-    return rc;
-}
-
 int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -603,7 +580,7 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     int in_place = sendbuf == MPI_IN_PLACE;
     if (obviously_invalid(in_place ? recvtype : sendtype, recvtype, comm))
         return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
-    if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick < 0 && !in_place) {
+    if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick < 0) {
         /* A communicator on which the policy can only say native (decided
          * at its first call, below) takes the same short path.  Only an
          * intra-communicator has a state. */
@@ -618,10 +595,7 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
         return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
     if (inter)
         return pass_through(&c, SKEWSHIM_REASON_INTERCOMM);
-    /* MPI requires MPI_IN_PLACE on all ranks or none: rank-invariant. */
-    if (in_place)
-        return in_place_call(&c);
-    if (!sendcounts || !sdispls || !recvcounts || !rdispls)
+    if (!recvcounts || !rdispls || (!in_place && (!sendcounts || !sdispls)))
         return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
 
     double t0 = PMPI_Wtime();
@@ -644,6 +618,9 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     }
     if (skewshim_comm_topo_update(cs))
         return local_failure(&c, MPI_ERR_NO_MEM);
+    /* MPI requires MPI_IN_PLACE on all ranks or none: rank-invariant. */
+    if (in_place)
+        skewshim_inplace_describe(&c);
     c.local_reason = describe(&c);
 
     const skewshim_algo *fa = forced >= 0 ? skewshim_algo_get((skewshim_algo_id)forced) : NULL;
@@ -659,8 +636,9 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     /* The choice needs the agreement only when some fact of the call can
      * change it (worked out once per communicator, skewshim_comm_get). */
     int fixed = forced < 0 && cs->fixed_rule != -2;
+    /* In place, the memory cap rests on the agreed largest receive total. */
     int need = logged || (forced < 0 && !fixed) || (fa && fa->needs_agreement) ||
-               local_location;
+               local_location || in_place;
     int rc;
     if (need && (rc = skewshim_agree(&c)) != MPI_SUCCESS)
         return local_failure(&c, rc);
@@ -715,6 +693,8 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
             c.algo = SKEWSHIM_ALGO_NATIVE;
             c.why = SKEWSHIM_WHY_FALLBACK;
         }
+    } else if (in_place && (rc = skewshim_inplace_stage(&c)) != MPI_SUCCESS) {
+        local_failure(&c, rc);
     } else {
         rc = run_algorithm(&c, a);
     }

@@ -50,6 +50,7 @@ static void destroy(skewshim_comm *cs)
     free(cs->scratch);
     free(cs->tmp);
     free(cs->pack);
+    free(cs->stage);
     unlink_state(cs);
     free(cs);
 }

@@ -65,6 +65,14 @@ int skewshim_global_run(skewshim_call *c);
 int skewshim_global_run_device(skewshim_call *c);
 void skewshim_plan_cache_free(void *cache);
 
+/* inplace.c: MPI_IN_PLACE.  describe points the send arguments at the
+ * receive side (before the call is described); bytes is the staging's
+ * rank-invariant bound (0 when not in place), counted against the memory
+ * cap; stage copies the blocks out and makes the copy the send side. */
+void skewshim_inplace_describe(skewshim_call *c);
+uint64_t skewshim_inplace_bytes(const skewshim_call *c);
+int skewshim_inplace_stage(skewshim_call *c);
+
 /* api.c */
 void skewshim_set_last(const skewshim_call *c, skewshim_reason reason);
 

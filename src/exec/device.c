@@ -6,6 +6,7 @@
  * device executors (NCCL, IPC, staging). */
 
 #define SKEWSHIM_DEVICE_INTERNAL 1
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,11 +43,14 @@ void skewshim_device_get_counters(skewshim_device_counters *out)
 #include <cuda.h>   /* driver types only: entry points come through cudart */
 
 skewshim_device_counters skewshim_device_ctr;
+pthread_mutex_t skewshim_device_ctr_lock = PTHREAD_MUTEX_INITIALIZER;
 char skewshim_device_nomem_untried, skewshim_device_nomem_failed;
 
 void skewshim_device_get_counters(skewshim_device_counters *out)
 {
+    pthread_mutex_lock(&skewshim_device_ctr_lock);
     *out = skewshim_device_ctr;
+    pthread_mutex_unlock(&skewshim_device_ctr_lock);
 }
 
 double skewshim_device_now(void)
@@ -56,7 +60,7 @@ double skewshim_device_now(void)
 
 void skewshim_device_report(int rank, const char *what, const char *msg)
 {
-    skewshim_device_ctr.errors++;
+    SKEWSHIM_DEVICE_COUNT(errors, 1);
     fprintf(stderr, "skewshim[%d]: %s: %s\n", rank, what, msg);
     fflush(stderr);
 }
@@ -77,8 +81,11 @@ int skewshim_cuda_check(cudaError_t e, const char *what, int rank)
 typedef CUresult (*ctx_get_current_fn)(CUcontext *ctx);
 typedef CUresult (*primary_state_fn)(CUdevice dev, unsigned int *flags, int *active);
 
-/* 0: not known yet, 1: never device memory here, 2: the process uses CUDA */
+/* 0: not known yet, 1: never device memory here, 2: the process uses CUDA.
+ * Read without a lock once settled; probed (and the fields below filled)
+ * under probe_lock, as threads may ask at once. */
 static int cuda_use;
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 static int cuda_ndev;
 static ctx_get_current_fn get_current;
 static primary_state_fn primary_state;
@@ -104,22 +111,26 @@ static void *driver_entry(const char *name)
  * cannot exist without a context, so until one exists the answer is HOST.
  * Once one exists it stays (contexts are not torn down under a live MPI
  * job in practice), so the check stops. */
-static int process_uses_cuda(void)
+static void settle(int u)
 {
-    if (cuda_use == 2)
-        return 1;
-    if (cuda_use == 1)
-        return 0;
+    __atomic_store_n(&cuda_use, u, __ATOMIC_RELEASE);
+}
+
+/* Under probe_lock. */
+static int probe_cuda(void)
+{
+    if (cuda_use != 0)
+        return cuda_use == 2;
     if (cuda_ndev == 0) {
         const char *env = getenv("SKEWSHIM_DEVICE");
         if (env && (strcmp(env, "0") == 0 || strcmp(env, "off") == 0)) {
-            cuda_use = 1;
+            settle(1);
             return 0;
         }
         int n = 0;
         if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
             (void)cudaGetLastError();
-            cuda_use = 1;
+            settle(1);
             return 0;
         }
         cuda_ndev = n;
@@ -128,23 +139,34 @@ static int process_uses_cuda(void)
     }
     if (!get_current || !primary_state) {
         /* Cannot tell: fall back to asking cudaPointerGetAttributes. */
-        cuda_use = 2;
+        settle(2);
         return 1;
     }
     CUcontext ctx = NULL;
     if (get_current(&ctx) == CUDA_SUCCESS && ctx) {
-        cuda_use = 2;
+        settle(2);
         return 1;
     }
     for (int d = 0; d < cuda_ndev; d++) {
         unsigned int flags = 0;
         int active = 0;
         if (primary_state((CUdevice)d, &flags, &active) == CUDA_SUCCESS && active) {
-            cuda_use = 2;
+            settle(2);
             return 1;
         }
     }
     return 0;
+}
+
+static int process_uses_cuda(void)
+{
+    int u = __atomic_load_n(&cuda_use, __ATOMIC_ACQUIRE);
+    if (u != 0)
+        return u == 2;
+    pthread_mutex_lock(&probe_lock);
+    int r = probe_cuda();
+    pthread_mutex_unlock(&probe_lock);
+    return r;
 }
 
 int skewshim_device_in_use(void)

@@ -27,10 +27,16 @@
  * handle bytes): an application that frees and reallocates its buffers gets
  * new handles, so a stale mapping is never used; at most IPC_PER_PEER
  * mappings per exporter are kept (least recently used closed first), so
- * stale ones do not pin the exporter's freed memory for long.
+ * stale ones do not pin the exporter's freed memory for long.  The cache is
+ * shared by every thread (MPI_THREAD_MULTIPLE: calls on different
+ * communicators at once), so it lives under a lock, and a mapping is closed
+ * only when no communicator holds it: each holds the mappings of its latest
+ * call until its next one or its end, as another thread may still be
+ * pushing through them.
  */
 
 #define SKEWSHIM_DEVICE_INTERNAL 1
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <mpi.h>
@@ -67,6 +73,8 @@ struct skewshim_ipc_state {
     int nst;                      /* stages of this call, agreed over the node */
     unsigned char *stage_ipc;     /* [nst] 1: some push inside the node */
     int stage_cap;
+    struct ipc_entry **held;      /* [2 * nq] mappings of the latest call */
+    int nheld;
 };
 
 /* ---- process-wide cache of mapped handles -------------------------------- */
@@ -76,48 +84,57 @@ typedef struct ipc_entry {
     cudaIpcMemHandle_t h;
     void *ptr;
     uint64_t last_use;
+    int refs;                     /* communicators holding it */
 } ipc_entry;
 
-static ipc_entry *cache;
+/* All of it under cache_lock.  Entries are allocated one by one, so the
+ * communicators' held[] pointers stay valid while the array moves. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static ipc_entry **cache;
 static int ncache, cache_cap;
 static uint64_t ipc_epoch;
 
 static void cache_close(int i)
 {
+    ipc_entry *en = cache[i];
     int cur = -1;
     if (cudaGetDevice(&cur) != cudaSuccess)
         cur = -1;
     /* The mapping belongs to the context it was opened in. */
-    if (cur != cache[i].dev)
-        (void)cudaSetDevice(cache[i].dev);
-    if (cudaIpcCloseMemHandle(cache[i].ptr) != cudaSuccess)
+    if (cur != en->dev)
+        (void)cudaSetDevice(en->dev);
+    if (cudaIpcCloseMemHandle(en->ptr) != cudaSuccess)
         (void)cudaGetLastError();
-    if (cur >= 0 && cur != cache[i].dev)
+    if (cur >= 0 && cur != en->dev)
         (void)cudaSetDevice(cur);
-    skewshim_device_ctr.ipc_closes++;
+    SKEWSHIM_DEVICE_COUNT(ipc_closes, 1);
     cache[i] = cache[--ncache];
+    free(en);
 }
 
-static void *cache_open(int world, const cudaIpcMemHandle_t *h, int dev, int rank)
+/* The mapping of (world, h), opened when not cached, with one more holder.
+ * Under cache_lock. */
+static ipc_entry *cache_open(int world, const cudaIpcMemHandle_t *h, int dev, int rank)
 {
     int mine = 0;
     for (int i = 0; i < ncache; i++) {
-        if (cache[i].world != world)
+        if (cache[i]->world != world)
             continue;
-        if (memcmp(&cache[i].h, h, sizeof *h) == 0) {
-            cache[i].last_use = ipc_epoch;
-            skewshim_device_ctr.ipc_cache_hits++;
-            return cache[i].ptr;
+        if (memcmp(&cache[i]->h, h, sizeof *h) == 0) {
+            cache[i]->last_use = ipc_epoch;
+            cache[i]->refs++;
+            SKEWSHIM_DEVICE_COUNT(ipc_cache_hits, 1);
+            return cache[i];
         }
         mine++;
     }
     /* Make room: close this exporter's least recently used mappings, never
-     * one used in this call. */
+     * one a communicator holds (this call's, or another thread's). */
     while (mine >= IPC_PER_PEER) {
         int lru = -1;
         for (int i = 0; i < ncache; i++)
-            if (cache[i].world == world && cache[i].last_use < ipc_epoch
-                && (lru < 0 || cache[i].last_use < cache[lru].last_use))
+            if (cache[i]->world == world && cache[i]->refs == 0
+                && (lru < 0 || cache[i]->last_use < cache[lru]->last_use))
                 lru = i;
         if (lru < 0)
             break;
@@ -126,29 +143,43 @@ static void *cache_open(int world, const cudaIpcMemHandle_t *h, int dev, int ran
     }
     if (ncache == cache_cap) {
         int ncap = cache_cap ? 2 * cache_cap : 16;
-        ipc_entry *n = realloc(cache, (size_t)ncap * sizeof *n);
+        ipc_entry **n = realloc(cache, (size_t)ncap * sizeof *n);
         if (!n)
             return NULL;
         cache = n;
         cache_cap = ncap;
     }
+    ipc_entry *en = malloc(sizeof *en);
+    if (!en)
+        return NULL;
     void *p = NULL;
     double t0 = skewshim_device_now();
     cudaError_t e = cudaIpcOpenMemHandle(&p, *h, cudaIpcMemLazyEnablePeerAccess);
-    skewshim_device_ctr.ipc_open_seconds += skewshim_device_now() - t0;
+    SKEWSHIM_DEVICE_COUNT(ipc_open_seconds, skewshim_device_now() - t0);
     if (e != cudaSuccess) {
-        skewshim_device_ctr.ipc_open_failures++;
+        free(en);
+        SKEWSHIM_DEVICE_COUNT(ipc_open_failures, 1);
         (void)skewshim_cuda_check(e, "cudaIpcOpenMemHandle", rank);
         return NULL;
     }
-    skewshim_device_ctr.ipc_opens++;
-    ipc_entry *en = &cache[ncache++];
+    SKEWSHIM_DEVICE_COUNT(ipc_opens, 1);
     en->world = world;
     en->dev = dev;
     en->h = *h;
     en->ptr = p;
     en->last_use = ipc_epoch;
-    return p;
+    en->refs = 1;
+    cache[ncache++] = en;
+    return en;
+}
+
+/* Let go of the mappings s held (they may be closed from now on).  Under
+ * cache_lock. */
+static void cache_release(struct skewshim_ipc_state *s)
+{
+    for (int i = 0; i < s->nheld; i++)
+        s->held[i]->refs--;
+    s->nheld = 0;
 }
 
 /* ---- allocation base ------------------------------------------------------ */
@@ -187,6 +218,12 @@ static struct skewshim_ipc_state ipc_dead = { .dead = 1 };
 
 static void node_free(struct skewshim_ipc_state *s)
 {
+    if (s->held) {
+        pthread_mutex_lock(&cache_lock);
+        cache_release(s);
+        pthread_mutex_unlock(&cache_lock);
+        free(s->held);
+    }
     if (s->node != MPI_COMM_NULL)
         PMPI_Comm_free(&s->node);
     free(s->members);
@@ -236,7 +273,9 @@ static void node_build(skewshim_device_state *st, skewshim_call *c)
         s->roff = calloc((size_t)nq * (size_t)P, sizeof *s->roff);
         s->recv_map = calloc((size_t)nq, sizeof *s->recv_map);
         s->tmp_map = calloc((size_t)nq, sizeof *s->tmp_map);
-        ok = s->members && s->local_of && s->info && s->roff && s->recv_map && s->tmp_map;
+        s->held = calloc(2 * (size_t)nq, sizeof *s->held);
+        ok = s->members && s->local_of && s->info && s->roff && s->recv_map && s->tmp_map &&
+             s->held;
     }
     if (node != MPI_COMM_NULL)
         PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node);
@@ -343,13 +382,15 @@ int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_call *c,
     if (!cand)
         return 0;
 
-    ipc_epoch++;
     ipc_info mine;
     publish(st, c, &mine);
     PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, s->info, (int)sizeof mine, MPI_BYTE, s->node);
     PMPI_Allgather(c->roff, c->size, MPI_UINT64_T, s->roff, c->size, MPI_UINT64_T, s->node);
 
     int ok = mine.ok && stage_room(s, nst) == 0;
+    pthread_mutex_lock(&cache_lock);
+    ipc_epoch++;
+    cache_release(s);
     for (int i = 0; i < s->nq; i++) {
         s->recv_map[i] = s->tmp_map[i] = NULL;
         if (i == s->me || !ok)
@@ -360,20 +401,21 @@ int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_call *c,
             break;
         }
         if (in->has_recv) {
-            char *p = cache_open(in->world, &in->recv_h, st->cuda_dev, c->rank);
-            if (!p)
+            ipc_entry *en = cache_open(in->world, &in->recv_h, st->cuda_dev, c->rank);
+            if (!en)
                 ok = 0;
             else
-                s->recv_map[i] = p + in->recv_off;
+                s->recv_map[i] = (char *)(s->held[s->nheld++] = en)->ptr + in->recv_off;
         }
         if (ok && in->has_tmp) {
-            char *p = cache_open(in->world, &in->tmp_h, st->cuda_dev, c->rank);
-            if (!p)
+            ipc_entry *en = cache_open(in->world, &in->tmp_h, st->cuda_dev, c->rank);
+            if (!en)
                 ok = 0;
             else
-                s->tmp_map[i] = p;
+                s->tmp_map[i] = (s->held[s->nheld++] = en)->ptr;
         }
     }
+    pthread_mutex_unlock(&cache_lock);
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, s->node);
     if (!ok)
         return 0;

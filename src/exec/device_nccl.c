@@ -114,9 +114,9 @@ static void nccl_init(skewshim_call *c, skewshim_device_state *st)
     if (entered)
         skewshim_device_leave(saved);
 
-    skewshim_device_ctr.nccl_inits++;
+    SKEWSHIM_DEVICE_COUNT(nccl_inits, 1);
     if (!all) {
-        skewshim_device_ctr.nccl_init_failures++;
+        SKEWSHIM_DEVICE_COUNT(nccl_init_failures, 1);
         if (rank == 0 && !nccl_warned) {
             nccl_warned = 1;
             fprintf(stderr, "skewshim: NCCL unavailable on a communicator of %d ranks (%s); "
@@ -200,7 +200,7 @@ int skewshim_run_nccl_fanout(skewshim_call *c)
     KEEP_FIRST(rc, skewshim_cuda_check(cudaStreamSynchronize(st->stream),
                                        "cudaStreamSynchronize", me));
     c->stats.rounds = P > 1 ? 1 : 0;
-    skewshim_device_ctr.nccl_calls++;
+    SKEWSHIM_DEVICE_COUNT(nccl_calls, 1);
     skewshim_device_leave(saved);
     return rc;
 }
@@ -436,9 +436,9 @@ int skewshim_exec_device(const skewshim_sched *g, skewshim_call *c)
         lo = hi;
     }
     KEEP_FIRST(rc, sync_both(st, me));
-    skewshim_device_ctr.nccl_calls++;
+    SKEWSHIM_DEVICE_COUNT(nccl_calls, 1);
     if (ipc)
-        skewshim_device_ctr.ipc_calls++;
+        SKEWSHIM_DEVICE_COUNT(ipc_calls, 1);
     skewshim_device_leave(saved);
     return rc;
 }

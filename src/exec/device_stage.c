@@ -218,8 +218,8 @@ static int staged(skewshim_call *c, int (*host_run)(skewshim_call *), const skew
         if (rc == MPI_SUCCESS)
             rc = e;
     }
-    skewshim_device_ctr.staged_calls++;
-    skewshim_device_ctr.staged_bytes += S + R;
+    SKEWSHIM_DEVICE_COUNT(staged_calls, 1);
+    SKEWSHIM_DEVICE_COUNT(staged_bytes, S + R);
 out:
     if (!st) {
         if (hs)

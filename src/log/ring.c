@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <mpi.h>
 
@@ -43,12 +44,47 @@ typedef struct ring_ws {
  * of non-negative values and for SUM, so it joins the reductions without
  * changing anything.  Only read, so every degraded ring of every thread may
  * send from them at once.  The receive side matters at rank 0 alone, which
- * gets scratch of its own per flush (the last resort below is shared, and
- * its content is never read). */
+ * gets scratch of its own per flush, else the last resort below: its
+ * content is never read, but MPI writes it, so it is per thread (threads
+ * flushing at once under MPI_THREAD_MULTIPLE would otherwise write one
+ * buffer together).  A lock could not replace that: a thread waiting for
+ * it inside one communicator's flush can hold up a collective that the
+ * holder's flush waits on.  Finalize's flushes, started together from one
+ * thread, share it; no thread is writing anything else then. */
 static const double zeros_d[RING_MAX_CAP * KD];
 static const uint64_t zeros_u[RING_MAX_CAP * KU];
-static double last_resort_d[RING_MAX_CAP * KD];
-static uint64_t last_resort_u[RING_MAX_CAP * KU];
+static _Thread_local double last_resort_d[RING_MAX_CAP * KD];
+static _Thread_local uint64_t last_resort_u[RING_MAX_CAP * KU];
+
+/* MPI writes the receive side in code ThreadSanitizer does not see: say
+ * so, so that two flushes writing one buffer at once are reported. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SKEWSHIM_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) && !defined(SKEWSHIM_TSAN)
+#define SKEWSHIM_TSAN 1
+#endif
+#ifdef SKEWSHIM_TSAN
+void __tsan_write_range(void *addr, unsigned long size);
+#define MPI_WRITES(p, n) do { if (p) __tsan_write_range((p), (n)); } while (0)
+#else
+#define MPI_WRITES(p, n) ((void)0)
+#endif
+
+#ifdef SKEWSHIM_FAULT_INJECTION
+/* Test builds only (the ThreadSanitizer build of scripts/tsan): with
+ * SKEWSHIM_FAULT_RING=1 every allocation here fails, so the degraded paths
+ * above run, from several threads at once in tests/mpi/threads. */
+static void *ring_malloc(size_t n)
+{
+    const char *e = getenv("SKEWSHIM_FAULT_RING");
+    return e && !strcmp(e, "1") ? NULL : malloc(n);
+}
+#else
+#define ring_malloc malloc
+#endif
 
 static int ring_cap_of(const skewshim_ring *ring)
 {
@@ -68,7 +104,7 @@ static void ring_ws_of(skewshim_ring *ring, int rank, ring_ws *ws)
         if (rank == 0) {
             int cap = ring_cap_of(ring);
             if (!ring->scratch)
-                ring->scratch = malloc((size_t)cap * (KD * sizeof(double) + KU * sizeof(uint64_t)));
+                ring->scratch = ring_malloc((size_t)cap * (KD * sizeof(double) + KU * sizeof(uint64_t)));
             ws->drecv = ring->scratch ? (double *)ring->scratch : last_resort_d;
             ws->urecv = ring->scratch ? (uint64_t *)(void *)(ws->drecv + (size_t)cap * KD)
                                       : last_resort_u;
@@ -91,7 +127,7 @@ static void ring_alloc(skewshim_ring *ring)
     int cap = ring_cap_of(ring);
     size_t bytes = (size_t)cap * (sizeof(skewshim_record) + 2 * KD * sizeof(double) +
                                   2 * KU * sizeof(uint64_t));
-    ring->r = malloc(bytes);
+    ring->r = ring_malloc(bytes);
     ring->cap = ring->r ? cap : -cap;
     ring->n = 0;
 }
@@ -135,6 +171,8 @@ int skewshim_ring_flush_start(skewshim_ring *ring, MPI_Comm pcomm, int rank, MPI
             u[3] = r->meta_bytes;
         }
     }
+    MPI_WRITES(ws.drecv, (unsigned long)n * KD * sizeof(double));
+    MPI_WRITES(ws.urecv, (unsigned long)n * KU * sizeof(uint64_t));
     int rc = PMPI_Ireduce(ws.dsend, ws.drecv, n * KD, MPI_DOUBLE, MPI_MAX, 0, pcomm, &reqs[0]);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce(ws.usend, ws.urecv, n * KU, MPI_UINT64_T, MPI_SUM, 0, pcomm, &reqs[1]);

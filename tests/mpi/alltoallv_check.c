@@ -7,7 +7,12 @@
  * wrong, differs.  Options select the algorithm (skewshim_force_algorithm),
  * parameters, workloads, types and communicators; --expect checks that the
  * algorithm really ran (or fell back for the expected reason), so a silent
- * fallback can never pass for a result. */
+ * fallback can never pass for a result.  --in-place runs every case with
+ * MPI_IN_PLACE (the count matrix made symmetric, as MPI then requires; the
+ * receive buffer starts with random data, gaps included, and must end as
+ * PMPI_Alltoallv leaves an identical copy); --cap-between sets the memory
+ * cap per case between the smallest and the largest receive total of the
+ * ranks, where only an agreed verdict keeps the ranks together. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -37,6 +42,8 @@ typedef struct opts {
     int verbose;
     int device;                  /* buffers in GPU memory; reference on host copies */
     int agreement;               /* -1 any, 0 must not run, 1 must run */
+    int in_place;                /* MPI_IN_PLACE on every call */
+    int cap_between;             /* max_temp_bytes between the ranks' receive totals */
 } opts;
 
 static int rank_w, size_w;
@@ -108,6 +115,9 @@ static int check_expect(const opts *o, int noncontig, const char *what)
      * ordered run. */
     if (noncontig && o->device && !o->expect_given)
         want = "fallback:noncontiguous_type";
+    /* Staging in place is a host copy: device data goes to MPI. */
+    if (o->in_place && o->device && !o->expect_given)
+        want = "fallback:in_place";
     if (o->agreement >= 0 && l.agreed != o->agreement) {
         fprintf(stderr, "[%d] %s: agreement collective %s\n", rank_w, what,
                 l.agreed ? "ran but should not have" : "did not run");
@@ -151,6 +161,31 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
     if (!counts || !sc)
         die("out of memory");
     skewshim_wl_matrix(w, P, counts);
+    if (o->in_place)            /* what i sends j is what j sends i */
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < i; j++)
+                counts[(size_t)i * P + j] = counts[(size_t)j * P + i];
+    if (o->cap_between) {
+        /* Between the ranks' receive totals: a rank deciding from its own
+         * total alone would stage and run while another falls back. */
+        int tsize;
+        MPI_Type_size(dt, &tsize);
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (int r = 0; r < P; r++) {
+            uint64_t t = 0;
+            for (int j = 0; j < P; j++)
+                t += counts[(size_t)j * P + r] * (uint64_t)tsize;
+            lo = t < lo ? t : lo;
+            hi = t > hi ? t : hi;
+        }
+        if (hi <= lo + 1)
+            die("--cap-between needs uneven receive totals (a hot_recv workload)");
+        char cap[32];
+        snprintf(cap, sizeof cap, "%llu",
+                 (unsigned long long)(lo + (hi - lo) / 2 + (uint64_t)P * sizeof(uint64_t)));
+        if (skewshim_set_param("max_temp_bytes", cap))
+            die("bad max_temp_bytes");
+    }
     /* Displacements: blocks in a permuted order with a gap of 0..2
      * elements before each, so misplaced writes land in poisoned gaps. */
     uint64_t seed = mix(w->seed ^ (uint64_t)P);
@@ -176,7 +211,19 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
     for (size_t i = 0; i < sbytes; i++)
         sbuf[i] = (unsigned char)mix(((uint64_t)me << 40) ^ i ^ seed);
     memset(r1, 0xA5, rbytes);
-    memset(r2, 0xA5, rbytes);
+    if (o->in_place)            /* the data to send, around it the gaps */
+        for (size_t i = 0; i < rbytes; i++)
+            r1[i] = (unsigned char)mix(((uint64_t)me << 40) ^ i ^ seed ^ 0x1234);
+    memcpy(r2, r1, rbytes);
+    /* In place MPI ignores the send arguments: every other seed passes the
+     * NULL counts and MPI_DATATYPE_NULL that MPI allows there. */
+    const void *sarg = o->in_place ? MPI_IN_PLACE : (const void *)(sbuf + shift);
+    const int *scarg = sc, *sdarg = sd;
+    MPI_Datatype starg = dt;
+    if (o->in_place && w->seed % 2 == 0) {
+        scarg = sdarg = NULL;
+        starg = MPI_DATATYPE_NULL;
+    }
     int erc;
     if (o->device) {
 #ifdef SKEWSHIM_HAVE_CUDA
@@ -187,7 +234,8 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
             die("cudaMalloc failed");
         cudaMemcpy(ds, sbuf, sbytes, cudaMemcpyHostToDevice);
         cudaMemcpy(dr, r1, rbytes, cudaMemcpyHostToDevice);
-        erc = MPI_Alltoallv((char *)ds + shift, sc, sd, dt, (char *)dr + shift, rc, rd, dt, comm);
+        erc = MPI_Alltoallv(o->in_place ? MPI_IN_PLACE : (char *)ds + shift, scarg, sdarg, starg,
+                            (char *)dr + shift, rc, rd, dt, comm);
         cudaMemcpy(r1, dr, rbytes, cudaMemcpyDeviceToHost);
         /* freed every call: the shim must cope with reallocated buffers */
         cudaFree(ds);
@@ -197,14 +245,14 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
         erc = MPI_ERR_OTHER;
 #endif
     } else {
-        erc = MPI_Alltoallv(sbuf + shift, sc, sd, dt, r1 + shift, rc, rd, dt, comm);
+        erc = MPI_Alltoallv(sarg, scarg, sdarg, starg, r1 + shift, rc, rd, dt, comm);
     }
     char what[256];
-    snprintf(what, sizeof what, "comm=%s P=%d type=%s workload=%s S=%llu seed=%llu", cname, P,
+    snprintf(what, sizeof what, "comm=%s P=%d type=%s workload=%s S=%llu seed=%llu%s", cname, P,
              tname, skewshim_wl_name(w->kind), (unsigned long long)w->S,
-             (unsigned long long)w->seed);
+             (unsigned long long)w->seed, o->in_place ? " in-place" : "");
     int ok = erc == MPI_SUCCESS && check_expect(o, noncontig, what);
-    PMPI_Alltoallv(sbuf + shift, sc, sd, dt, r2 + shift, rc, rd, dt, comm);
+    PMPI_Alltoallv(sarg, sc, sd, dt, r2 + shift, rc, rd, dt, comm);
     if (memcmp(r1, r2, rbytes)) {
         size_t i = 0;
         while (r1[i] == r2[i])
@@ -300,6 +348,8 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(a, "-v")) o.verbose = 1;
         else if (!strcmp(a, "--device")) o.device = 1;
+        else if (!strcmp(a, "--in-place")) o.in_place = 1;
+        else if (!strcmp(a, "--cap-between")) o.cap_between = 1;
         else if (!strcmp(a, "--agreement") && v) { o.agreement = atoi(v); i++; }
         else {
             if (rank_w == 0)
@@ -307,7 +357,8 @@ int main(int argc, char **argv)
                                 "[--workloads a,b] [--types byte,int,double,contig,vector,"
                                 "contig12,rev12,swap12,vec12,mix:a+b] "
                                 "[--comms world,dup,split,reverse] [--S N] [--seeds N] "
-                                "[--param k=v] [--agreement 0|1] [--device] [-v]\n");
+                                "[--param k=v] [--agreement 0|1] [--device] [--in-place] "
+                                "[--cap-between] [-v]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }

@@ -1,6 +1,8 @@
 /* Calls the shim must hand to the MPI library, each with its counted
- * reason: MPI_IN_PLACE, an inter-communicator, invalid arguments (the user
- * must see MPI's own error class), and MPI_Alltoallv_c. */
+ * reason: an inter-communicator, invalid arguments (the user must see MPI's
+ * own error class), and MPI_Alltoallv_c; and MPI_IN_PLACE, which the shim
+ * takes (a schedule runs from a staged copy), with the send arguments MPI
+ * ignores there. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -42,9 +44,10 @@ int main(int argc, char **argv)
      * the errors of the later calls must still follow the handler the
      * program has set by then. */
     MPI_Alltoallv(buf, c, d, MPI_INT, rb, c, d, MPI_INT, MPI_COMM_WORLD);
-    /* MPI_IN_PLACE: correct result and reason */
+    /* MPI_IN_PLACE: a schedule runs it, correct result, no fallback */
+    skewshim_force_algorithm("scattered");
     MPI_Alltoallv(MPI_IN_PLACE, c, d, MPI_INT, buf, c, d, MPI_INT, MPI_COMM_WORLD);
-    expect_reason("in place", "in_place");
+    expect_reason("in place", "");
     for (int j = 0; j < P; j++)
         if (buf[j] != j * 100 + me) {
             fprintf(stderr, "in place: wrong data\n");
@@ -56,7 +59,8 @@ int main(int argc, char **argv)
     for (int j = 0; j < P; j++)
         buf[j] = me * 100 + j;
     MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, c, d, MPI_INT, MPI_COMM_WORLD);
-    expect_reason("in place, null send arguments", "in_place");
+    expect_reason("in place, null send arguments", "");
+    skewshim_force_algorithm(NULL);
     for (int j = 0; j < P; j++)
         if (buf[j] != j * 100 + me) {
             fprintf(stderr, "in place, null send arguments: wrong data\n");
