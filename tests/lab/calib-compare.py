@@ -120,7 +120,7 @@ def main():
 
 
 def wide(a, real, real_nat, lab, lab_nat):
-    short = dict(x.split("=", 1) for x in a.short)
+    short = dict(x.rsplit("=", 1) for x in a.short)
     algos = []
     for k in sorted(real):
         for x in real[k]:
