@@ -33,6 +33,7 @@ typedef enum skewshim_reason {
     SKEWSHIM_REASON_UNEVEN_NODES,
     SKEWSHIM_REASON_LARGE_COUNT,    /* MPI_Alltoallv_c: passed through */
     SKEWSHIM_REASON_INTERNAL,       /* allocation failure and the like */
+    SKEWSHIM_REASON_NOT_PAID_BACK,  /* a rule's matrix schedule cannot pay its metadata back */
     SKEWSHIM_REASON_COUNT
 } skewshim_reason;
 
@@ -86,6 +87,7 @@ typedef struct skewshim_call {
     int nomem;                    /* this rank alone ran out of memory */
     /* agreed and chosen */
     skewshim_agreed ag;
+    int matrix_ready;             /* the size matrix of this call is gathered */
     skewshim_algo_id algo;
     int why, rule;
     const skewshim_params *params;

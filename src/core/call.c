@@ -17,6 +17,7 @@
 #include "core/internal.h"
 #include "device.h"
 #include "exec.h"
+#include "sim.h"
 
 static const char *const reason_names[SKEWSHIM_REASON_COUNT] = {
     [SKEWSHIM_REASON_NONE] = "none",
@@ -36,6 +37,7 @@ static const char *const reason_names[SKEWSHIM_REASON_COUNT] = {
     [SKEWSHIM_REASON_UNEVEN_NODES] = "uneven_nodes",
     [SKEWSHIM_REASON_LARGE_COUNT] = "large_count",
     [SKEWSHIM_REASON_INTERNAL] = "internal_error",
+    [SKEWSHIM_REASON_NOT_PAID_BACK] = "not_paid_back",
 };
 
 const char *skewshim_reason_name(skewshim_reason r)
@@ -334,6 +336,43 @@ static int staging_available(void)
 #endif
 }
 
+static int gathers_matrix(int a)
+{
+    return a == SKEWSHIM_ALGO_SABRE || a == SKEWSHIM_ALGO_FAST;
+}
+
+/* The pay-back guard (doc/policy.md): a rule chose a schedule that gathers
+ * the whole size matrix; it runs only when its predicted time, with the
+ * matrix exchange still to pay (not when the exchange already ran as the
+ * agreement) and its extra messages, beats the direct exchange's.  From
+ * agreed figures, the policy's model and the topology: rank-invariant. */
+static int pays_back(const skewshim_call *c, const skewshim_params *p)
+{
+    const skewshim_topo *t = &c->cs->topo;
+    skewshim_predict_in in = {
+        .P = c->size,
+        .nodes = t->nnodes,
+        .per_node = t->max_per_node,
+        .m = skewshim_g.policy.nics_per_node,
+        .B1 = p->model_intra_bw,
+        .B2 = p->model_inter_bw,
+        .latency = p->model_latency,
+        .overhead = p->model_overhead,
+        .max_isend = c->ag.max_isend,
+        .max_irecv = c->ag.max_irecv,
+        .sum_isend = c->ag.sum_isend,
+        .max_send = c->ag.max_send,
+        .max_recv = c->ag.max_recv,
+        .msg_factor = c->algo == SKEWSHIM_ALGO_FAST ? SKEWSHIM_FAST_MSG_FACTOR
+                                                    : SKEWSHIM_SABRE_MSG_FACTOR,
+    };
+    skewshim_predict_out o;
+    if (skewshim_predict(&in, &o) != 0)
+        return 1;
+    double meta = c->matrix_ready ? 0.0 : o.t_meta;
+    return o.t_sched + meta < o.t_native;
+}
+
 static int chosen_algorithm(void)
 {
     int t = __atomic_load_n(&skewshim_g.tool_forced, __ATOMIC_RELAXED);
@@ -364,7 +403,17 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
         if (r != SKEWSHIM_REASON_NONE)
             return r;
     }
-    if (a->temp_bytes) {
+    return SKEWSHIM_REASON_NONE;
+}
+
+/* The plan step, after the choice: the algorithm plans this call (SABRE
+ * and FAST gather the matrix here unless the agreement already did) and
+ * reports its temp bound, which every rank knows alike; the memory cap
+ * reads it, so no rank falls back alone and no extra collective is needed
+ * to agree on the cap. */
+static skewshim_reason plan_algorithm(skewshim_call *c, const skewshim_algo *a)
+{
+    if (a->id != SKEWSHIM_ALGO_NATIVE && a->temp_bytes) {
         uint64_t need = a->temp_bytes(c);
         if (need == UINT64_MAX)
             return SKEWSHIM_REASON_INTERNAL;
@@ -661,8 +710,17 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     int fixed = forced < 0 && cs->fixed_rule != -2;
     int need = logged || (forced < 0 && !fixed) || (fa && fa->needs_agreement) ||
                local_location;
+    /* When every way this call can go but native needs the whole size
+     * matrix, the matrix exchange is the agreement: one collective before
+     * the schedule, never an allreduce and then an allgather. */
+    int fixed_algo = !fixed ? -1 : cs->fixed_rule >= 0 ? (int)pol->rules[cs->fixed_rule].use
+                                                       : (int)pol->fallback;
+    int matrix_first = forced >= 0 ? gathers_matrix(forced)
+                       : fixed     ? gathers_matrix(fixed_algo)
+                                   : cs->matrix_first;
     int rc;
-    if (need && (rc = skewshim_agree(&c)) != MPI_SUCCESS)
+    if (need && (rc = matrix_first ? skewshim_global_exchange(&c) : skewshim_agree(&c))
+                    != MPI_SUCCESS)
         return local_failure(&c, rc);
     if (!need && c.local_reason != SKEWSHIM_REASON_NONE) {
         /* No agreement ran, and in a host-only build the only local reason
@@ -706,6 +764,14 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
 
     const skewshim_algo *a = skewshim_algo_get(c.algo);
     skewshim_reason reason = check_algorithm(&c, a);
+    /* A choice made from agreed facts (not forced, not fixed by the policy
+     * alone) that would gather the matrix must pay it back: decided before
+     * the plan, which is where the exchange would run. */
+    if (reason == SKEWSHIM_REASON_NONE && forced < 0 && !fixed && gathers_matrix(c.algo) &&
+        c.ag.valid && !pays_back(&c, &params))
+        reason = SKEWSHIM_REASON_NOT_PAID_BACK;
+    if (reason == SKEWSHIM_REASON_NONE)
+        reason = plan_algorithm(&c, a);
     if (c.nomem)
         return local_failure(&c, MPI_ERR_NO_MEM);
     if (reason != SKEWSHIM_REASON_NONE || c.algo == SKEWSHIM_ALGO_NATIVE) {

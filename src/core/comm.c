@@ -142,6 +142,9 @@ static void fix_choice(skewshim_comm *cs)
 {
     cs->fixed_rule = -2;
     cs->fixed_native = 0;
+    unsigned cand = skewshim_policy_candidates(&skewshim_g.policy, cs->size, cs->device_possible);
+    unsigned mat = 1u << SKEWSHIM_ALGO_SABRE | 1u << SKEWSHIM_ALGO_FAST;
+    cs->matrix_first = (cand & mat) && !(cand & ~(mat | 1u << SKEWSHIM_ALGO_NATIVE));
     int rule;
     if (skewshim_policy_fixed_choice(&skewshim_g.policy, cs->size, cs->device_possible, &rule) &&
         fixed_is_safe(rule)) {
