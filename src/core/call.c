@@ -59,7 +59,8 @@ void skewshim_count_fallback(skewshim_reason r, MPI_Comm comm)
     pthread_mutex_unlock(&skewshim_g.lock);
 }
 
-void *skewshim_call_tmp(skewshim_call *c, uint64_t bytes)
+/* Temporary memory of the communicator state, grown to the plan's need. */
+static void *call_tmp(skewshim_call *c, uint64_t bytes)
 {
     skewshim_comm *cs = c->cs;
     if (bytes == 0)
@@ -71,13 +72,8 @@ void *skewshim_call_tmp(skewshim_call *c, uint64_t bytes)
         cs->tmp = p;
         cs->tmp_cap = bytes;
     }
-    if (bytes > c->tmp_bytes)
-        c->tmp_bytes = bytes;
     return cs->tmp;
 }
-
-MPI_Comm skewshim_call_pcomm(const skewshim_call *c) { return c->cs->pcomm; }
-const skewshim_topo *skewshim_call_topo(const skewshim_call *c) { return &c->cs->topo; }
 
 /* Arguments MPI itself must judge: the user gets MPI's own error. */
 static int obviously_invalid(MPI_Datatype st, MPI_Datatype rt, MPI_Comm comm)
@@ -413,8 +409,8 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
  * to agree on the cap. */
 static skewshim_reason plan_algorithm(skewshim_call *c, const skewshim_algo *a)
 {
-    if (a->id != SKEWSHIM_ALGO_NATIVE && a->temp_bytes) {
-        uint64_t need = a->temp_bytes(c);
+    if (a->id != SKEWSHIM_ALGO_NATIVE && a->plan) {
+        uint64_t need = a->plan(c);
         if (need == UINT64_MAX)
             return SKEWSHIM_REASON_INTERNAL;
         if (need == SKEWSHIM_TEMP_INVALID)
@@ -429,29 +425,86 @@ static skewshim_reason plan_algorithm(skewshim_call *c, const skewshim_algo *a)
     return SKEWSHIM_REASON_NONE;
 }
 
+/* The executors' view of the call: buffers and offsets as they stand now
+ * (packed or not), the private communicator, the topology, the temp the
+ * plan asked for. */
+static void xargs_of(skewshim_call *c, skewshim_xargs *x)
+{
+    memset(x, 0, sizeof *x);
+    x->rank = c->rank;
+    x->size = c->size;
+    x->sendbuf = c->sendbuf;
+    x->sbytes = c->sbytes;
+    x->soff = c->soff;
+    x->recvbuf = c->recvbuf;
+    x->rbytes = c->rbytes;
+    x->roff = c->roff;
+    x->max_block = c->ag.max_block_bytes;
+    x->pcomm = c->cs->pcomm;
+    x->topo = &c->cs->topo;
+    x->topo_q = c->cs->topo_q;
+    x->world_rank = c->cs->world_rank;
+    x->device = &c->cs->device;
+}
+
+static int with_tmp(skewshim_call *c, skewshim_xargs *x)
+{
+    if (!c->plan_tmp)
+        return MPI_SUCCESS;
+    x->tmp = call_tmp(c, c->plan_tmp);
+    x->tmp_cap = x->tmp ? c->plan_tmp : 0;
+    return x->tmp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+static void reported(skewshim_call *c, const skewshim_algo *a, const skewshim_xargs *x)
+{
+    /* A matrix schedule's stats and metadata come from its plan (the
+     * plan step reported them); the others count as they run. */
+    if (!a->needs_matrix) {
+        c->stats = x->stats;
+        c->info.meta_bytes = x->meta_bytes;
+    }
+    c->tmp_bytes = x->tmp_bytes;
+}
+
 static int run_on_host(skewshim_call *c, const skewshim_algo *a)
 {
-    if (!c->spack && !c->rpack)
-        return a->run_host(c);
-    void *user_recv;
-    int rc = pack_send(c, &user_recv);
+    skewshim_xargs x;
+    void *user_recv = NULL;
+    int rc = MPI_SUCCESS;
+    if (c->spack || c->rpack)
+        rc = pack_send(c, &user_recv);
+    xargs_of(c, &x);
     if (rc == MPI_SUCCESS)
-        rc = a->run_host(c);
+        rc = with_tmp(c, &x);
+    if (rc == MPI_SUCCESS)
+        rc = a->run_host(c->plan, &x);
+    reported(c, a, &x);
     if (rc == MPI_SUCCESS && c->rpack)
         rc = unpack_recv(c, user_recv);
+    return rc;
+}
+
+/* Device buffers: the algorithm's device executor, else its host executor
+ * behind host staging (which wraps executors only).  Host temp is needed
+ * only where the host runs the plan. */
+static int run_on_device(skewshim_call *c, const skewshim_algo *a)
+{
+    skewshim_xargs x;
+    xargs_of(c, &x);
+    int staged = !a->run_device || !skewshim_device_nccl_ready(&x);
+    int rc = staged && a->run_host ? with_tmp(c, &x) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = a->run_device ? a->run_device(c->plan, &x)
+                           : skewshim_exec_staged(&x, a->run_host, c->plan);
+    reported(c, a, &x);
     return rc;
 }
 
 static int run_algorithm(skewshim_call *c, const skewshim_algo *a)
 {
     int device = c->ag.valid ? c->ag.any_device != 0 : c->buffers == SKEWSHIM_BUF_DEVICE;
-    int rc;
-    if (device && a->run_device)
-        rc = a->run_device(c);
-    else if (device)
-        rc = skewshim_exec_staged(c, a->run_host);
-    else
-        rc = run_on_host(c, a);
+    int rc = device ? run_on_device(c, a) : run_on_host(c, a);
     if (rc != MPI_SUCCESS)
         local_failure(c, rc);
     return rc;
@@ -708,13 +761,14 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     /* The choice needs the agreement only when some fact of the call can
      * change it (worked out once per communicator, skewshim_comm_get). */
     int fixed = forced < 0 && cs->fixed_rule != -2;
+    int fixed_algo = !fixed ? -1 : cs->fixed_rule >= 0 ? (int)pol->rules[cs->fixed_rule].use
+                                                       : (int)pol->fallback;
+    const skewshim_algo *xa = fixed ? skewshim_algo_get((skewshim_algo_id)fixed_algo) : NULL;
     int need = logged || (forced < 0 && !fixed) || (fa && fa->needs_agreement) ||
-               local_location;
+               (xa && xa->needs_agreement) || local_location;
     /* When every way this call can go but native needs the whole size
      * matrix, the matrix exchange is the agreement: one collective before
      * the schedule, never an allreduce and then an allgather. */
-    int fixed_algo = !fixed ? -1 : cs->fixed_rule >= 0 ? (int)pol->rules[cs->fixed_rule].use
-                                                       : (int)pol->fallback;
     int matrix_first = forced >= 0 ? gathers_matrix(forced)
                        : fixed     ? gathers_matrix(fixed_algo)
                                    : cs->matrix_first;
@@ -772,8 +826,11 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
         reason = SKEWSHIM_REASON_NOT_PAID_BACK;
     if (reason == SKEWSHIM_REASON_NONE)
         reason = plan_algorithm(&c, a);
-    if (c.nomem)
+    if (c.nomem) {
+        if (c.local_planned)
+            skewshim_sched_free(&c.local);
         return local_failure(&c, MPI_ERR_NO_MEM);
+    }
     if (reason != SKEWSHIM_REASON_NONE || c.algo == SKEWSHIM_ALGO_NATIVE) {
         rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype, comm);
@@ -784,6 +841,8 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     } else {
         rc = run_algorithm(&c, a);
     }
+    if (c.local_planned)
+        skewshim_sched_free(&c.local);
     double t = PMPI_Wtime() - t0;
     if (logged) {
         log_call(&c, reason, t);

@@ -37,7 +37,7 @@ static void destroy(skewshim_comm *cs)
     if (!finalizing)
         skewshim_ring_flush(&cs->ring, cs->pcomm, cs->rank);
     skewshim_ring_free(&cs->ring);
-    skewshim_device_comm_free(cs);
+    skewshim_device_comm_free(&cs->device, cs->rank);
     skewshim_plan_cache_free(cs->plan_cache);
     /* At finalize the private communicators go with PMPI_Finalize: freeing
      * them here, in an order that differs across ranks, is not worth the

@@ -13,8 +13,6 @@
 #include "comm.h"
 #include "core/internal.h"
 #include "core/plan_cache.h"
-#include "device.h"
-#include "exec.h"
 #include "log.h"
 #include "plan.h"
 #include "sim.h"
@@ -153,11 +151,24 @@ static int make_plan(const skewshim_call *c, skewshim_plan_entry *e, const skews
     return 0;
 }
 
+static void report(skewshim_call *c, const skewshim_plan_cache *pc)
+{
+    const skewshim_plan_entry *e = pc->cur;
+    c->stats = e->slice.stats;
+    c->info.regime = e->rep.regime;
+    c->info.stages = e->rep.stages;
+    c->info.cache_hit = pc->cur_hit;
+    c->info.t_pred = e->t_pred;
+    c->info.t_lb = e->t_lb;
+    c->info.meta_bytes = pc->meta_bytes;
+    c->info.meta_time = pc->meta_time;
+}
+
 /* Gathers the matrix and plans (or finds the cached plan); the largest temp
  * of any rank is the same number everywhere, so the memory cap is decided
  * identically.  UINT64_MAX reports a failure (every rank fails alike: same
  * matrix, same planner), which the pipeline turns into a fallback. */
-uint64_t skewshim_global_temp(const skewshim_call *c)
+uint64_t skewshim_global_plan(skewshim_call *c)
 {
     skewshim_plan_cache *pc = cache_of(c->cs);
     if (!pc)
@@ -206,43 +217,9 @@ uint64_t skewshim_global_temp(const skewshim_call *c)
         e->last_use = ++pc->clock;
     }
     pc->cur = e;
+    c->plan = &e->slice;
+    c->plan_tmp = e->slice.tmp_bytes ? e->slice.tmp_bytes[0] : 0;
+    report(c, pc);
     return e->max_tmp;
 }
 
-static void report(skewshim_call *c, const skewshim_plan_cache *pc)
-{
-    const skewshim_plan_entry *e = pc->cur;
-    c->stats = e->slice.stats;
-    c->info.regime = e->rep.regime;
-    c->info.stages = e->rep.stages;
-    c->info.cache_hit = pc->cur_hit;
-    c->info.t_pred = e->t_pred;
-    c->info.t_lb = e->t_lb;
-    c->info.meta_bytes = pc->meta_bytes;
-    c->info.meta_time = pc->meta_time;
-}
-
-int skewshim_global_run(skewshim_call *c)
-{
-    skewshim_plan_cache *pc = c->cs->plan_cache;
-    if (!pc || !pc->cur)
-        return MPI_ERR_INTERN;
-    skewshim_plan_entry *e = pc->cur;
-    void *tmp = NULL;
-    if (e->slice.tmp_bytes[0] && !(tmp = skewshim_call_tmp(c, e->slice.tmp_bytes[0])))
-        return MPI_ERR_NO_MEM;
-    c->tmp_bytes = e->slice.tmp_bytes[0];
-    report(c, pc);
-    return skewshim_exec_host(&e->slice, c->rank, c->sendbuf, c->soff, c->recvbuf, c->roff, tmp,
-                              c->cs->pcomm);
-}
-
-int skewshim_global_run_device(skewshim_call *c)
-{
-    skewshim_plan_cache *pc = c->cs->plan_cache;
-    if (!pc || !pc->cur)
-        return MPI_ERR_INTERN;
-    report(c, pc);
-    c->tmp_bytes = pc->cur->slice.tmp_bytes[0];
-    return skewshim_exec_device(&pc->cur->slice, c);
-}

@@ -68,9 +68,10 @@ void skewshim_apply_overrides(skewshim_params *p);
 /* The P x P exchange as the call's one collective: gathers the matrix and
  * fills c->ag from it (so SABRE / FAST plan without a second exchange). */
 int skewshim_global_exchange(skewshim_call *c);
-uint64_t skewshim_global_temp(const skewshim_call *c);
-int skewshim_global_run(skewshim_call *c);
-int skewshim_global_run_device(skewshim_call *c);
+/* The plan step of SABRE / FAST (the algorithm table's plan): gathers the
+ * matrix unless the agreement did, plans this rank's slice (or finds it
+ * cached) into c->plan, reports it, returns the largest temp of any rank. */
+uint64_t skewshim_global_plan(skewshim_call *c);
 void skewshim_plan_cache_free(void *cache);
 
 /* api.c */
