@@ -7,6 +7,8 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include "exec.h"
+#include "fwd.h"
 #include "policy.h"
 #include "sched.h"
 #include "topo.h"
@@ -33,6 +35,7 @@ typedef enum skewshim_reason {
     SKEWSHIM_REASON_UNEVEN_NODES,
     SKEWSHIM_REASON_LARGE_COUNT,    /* MPI_Alltoallv_c: passed through */
     SKEWSHIM_REASON_INTERNAL,       /* allocation failure and the like */
+    SKEWSHIM_REASON_NOT_PAID_BACK,  /* a rule's matrix schedule cannot pay its metadata back */
     SKEWSHIM_REASON_COUNT
 } skewshim_reason;
 
@@ -88,33 +91,50 @@ typedef struct skewshim_call {
                                      receive side, staged (core/inplace.c) */
     /* agreed and chosen */
     skewshim_agreed ag;
+    int matrix_ready;             /* the size matrix of this call is gathered */
     skewshim_algo_id algo;
     int why, rule;
     const skewshim_params *params;
+    /* planned (the plan step, after the choice) */
+    const void *plan;             /* what the algorithm's executor runs */
+    uint64_t plan_tmp;            /* this rank's temp for it */
+    skewshim_fwd_plan fwd;        /* forwarding plans live here */
+    skewshim_sched local;         /* local planners' slice (local_planned: free it) */
+    int local_planned;
     /* reported by the algorithm */
     skewshim_sched_stats stats;
     skewshim_plan_info info;
     uint64_t tmp_bytes;
 } skewshim_call;
 
-/* The host and device paths of an algorithm.  run() returns MPI_SUCCESS or
- * an MPI error code; it must not fall back on its own (a fallback decided on
- * one rank alone would hang the others).  temp_bytes() is computed from
- * rank-invariant facts (agreed values, comm size, topology) so the memory cap
- * is decided identically everywhere; NULL means no temporary memory. */
+/* One entry of the algorithm table (src/core/algos.c), which drives the
+ * pipeline's dispatch: what buffers an algorithm takes, whether it needs the
+ * agreed facts even when forced, whether it gathers the whole size matrix,
+ * its rank-invariant check, its plan step, and its executors.
+ *
+ * plan() builds this call's plan into c->plan (and c->plan_tmp, this rank's
+ * temp) and returns the temp bound the memory cap reads: computed from
+ * rank-invariant facts (agreed values, comm size, topology, the gathered
+ * matrix), the same number on every rank, so the cap is decided alike
+ * everywhere without a collective of its own.  NULL: nothing to plan.
+ * The executors (exec.h) take the plan and a skewshim_xargs; run_host
+ * also serves device buffers through host staging when run_device is NULL
+ * (or NCCL is not ready).  They must not fall back on their own. */
 typedef struct skewshim_algo {
     skewshim_algo_id id;
+    const char *desc;
     unsigned buffers;             /* bit SKEWSHIM_BUF_HOST / _DEVICE supported */
     int needs_agreement;          /* needs agreed facts even when forced */
-    uint64_t (*temp_bytes)(const skewshim_call *c);
+    int needs_matrix;             /* plans from the whole size matrix (one allgather) */
     /* Rank-invariant reason this algorithm cannot take the call (NULL: none). */
     skewshim_reason (*check)(const skewshim_call *c);
-    int (*run_host)(skewshim_call *c);
-    int (*run_device)(skewshim_call *c);
+    uint64_t (*plan)(skewshim_call *c);
+    skewshim_executor run_host;
+    skewshim_executor run_device;
 } skewshim_algo;
 
 #define SKEWSHIM_BUFBIT(b) (1u << (b))
-/* temp_bytes() results that are not sizes: the arguments are inconsistent
+/* plan() results that are not sizes: the arguments are inconsistent
  * across ranks (MPI must judge them), this rank alone could not allocate
  * (its peers may be past a collective it skipped: the error handler runs,
  * no fallback), or the algorithm failed to prepare (UINT64_MAX: alike on
@@ -129,11 +149,5 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
-/* Helpers for algorithms. */
-/* Temporary memory of the call's communicator state, grown as needed. */
-void *skewshim_call_tmp(skewshim_call *c, uint64_t bytes);
-/* The private communicator for the shim's own messages. */
-MPI_Comm skewshim_call_pcomm(const skewshim_call *c);
-const skewshim_topo *skewshim_call_topo(const skewshim_call *c);
 
 #endif

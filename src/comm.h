@@ -28,6 +28,10 @@ typedef struct skewshim_comm {
      * -1 the default), or -2 when the choice needs the agreement. */
     int fixed_rule;
     int fixed_native;       /* that choice is native */
+    /* Every algorithm the policy can choose here but native gathers the
+     * whole size matrix (SABRE, FAST): the matrix exchange is then the
+     * call's agreement, and no allreduce runs before it. */
+    int matrix_first;
     /* scratch for the call description, grown with the comm size */
     uint64_t *scratch;      /* 4*P */
     void *tmp;              /* temp buffer for schedules */

@@ -1,13 +1,16 @@
 /* Device buffers: where a buffer lives, and the device executors (NCCL,
  * CUDA IPC, host staging).  Everything here compiles without CUDA / NCCL
  * (SKEWSHIM_HAVE_CUDA, SKEWSHIM_HAVE_NCCL unset): locate then answers HOST
- * and the run functions return MPI_ERR_OTHER.
+ * and the run functions return MPI_ERR_OTHER.  Like every executor they see
+ * only a skewshim_xargs (exec.h); the communicator's device state lives in
+ * the slot x->device, which the core owns and frees through
+ * skewshim_device_comm_free.
  *
- * Collective rules.  Every function that takes a skewshim_call may run
- * collectives on the call's private communicator (NCCL set-up on the first
- * device call of a communicator, agreement on allocations, the IPC handle
- * exchange on the node), so every rank of the communicator must call the
- * same function for the same MPI_Alltoallv, which the core's agreement
+ * Collective rules.  Every function that takes a skewshim_xargs may run
+ * collectives on the private communicator (NCCL set-up on the first device
+ * call of a communicator, agreement on allocations, the IPC handle exchange
+ * on the node), so every rank of the communicator must call the same
+ * function for the same MPI_Alltoallv, which the core's agreement
  * guarantees.  None of them falls back to PMPI_Alltoallv on its own: when
  * NCCL is missing or its set-up failed (agreed by all ranks) they run the
  * same algorithm through host staging instead, so the answer is correct and
@@ -17,10 +20,8 @@
 #define SKEWSHIM_DEVICE_H
 
 #include <stdint.h>
-#include "call.h"
+#include "exec.h"
 #include "sched.h"
-
-struct skewshim_comm;
 
 /* SKEWSHIM_BUF_DEVICE for memory of a CUDA device, SKEWSHIM_BUF_HOST for
  * everything else: NULL, unregistered or pinned host memory, managed memory
@@ -33,21 +34,22 @@ int skewshim_device_locate(const void *p);
  * device memory; 0 in builds without CUDA or with SKEWSHIM_DEVICE=0. */
 int skewshim_device_in_use(void);
 
-/* Free cs->device (NCCL communicator, streams, temp, staging buffers, node
- * communicators).  Called by the core when the communicator state is freed
- * and at finalize; collective like MPI_Comm_free.  Safe on a NULL device. */
-void skewshim_device_comm_free(struct skewshim_comm *cs);
+/* Free the device state in *device (NCCL communicator, streams, temp,
+ * staging buffers, node communicators) and clear the slot.  Called by the
+ * core when the communicator state is freed and at finalize; collective
+ * like MPI_Comm_free.  Safe on an empty slot. */
+void skewshim_device_comm_free(void **device, int rank);
 
 /* 1 when this communicator has a working NCCL communicator, else 0; the
  * same answer on every rank.  The first call on a communicator sets NCCL up
  * (collective over the private communicator); a failure is warned about
  * once (rank 0) and remembered, never retried. */
-int skewshim_device_nccl_ready(skewshim_call *c);
+int skewshim_device_nccl_ready(skewshim_xargs *c);
 
-/* nccl_fanout: every pair in one ncclGroupStart/End (what PyTorch's
- * all_to_all_single does); the own block by a device copy.  Staged through
- * the host when NCCL is not ready. */
-int skewshim_run_nccl_fanout(skewshim_call *c);
+/* nccl_fanout (an executor; plan unused): every pair in one
+ * ncclGroupStart/End (what PyTorch's all_to_all_single does); the own block
+ * by a device copy.  Staged through the host when NCCL is not ready. */
+int skewshim_run_nccl_fanout(const void *plan, skewshim_xargs *c);
 
 /* Run this rank's moves of a schedule on device buffers: per stage one
  * NCCL group for inter-rank moves, CUDA IPC pushes for moves within a node
@@ -57,23 +59,21 @@ int skewshim_run_nccl_fanout(skewshim_call *c);
  * temp growth and the node's barrier stages are derived from it alike on
  * every rank; a slice adds one tiny reduction over the private
  * communicator (temp allocation agreed) and, when IPC is in play, two over
- * the node.  Sets c->tmp_bytes, and c->stats for a global schedule (a
- * slice carries this rank's stats already).  Staged through the host
- * (skewshim_exec_host) when NCCL is not ready. */
-int skewshim_exec_device(const skewshim_sched *s, skewshim_call *c);
+ * the node.  Sets c->tmp_bytes and c->stats.  Staged through the host
+ * (skewshim_exec_sched) when NCCL is not ready; then c->tmp must hold the
+ * schedule's host temp. */
+int skewshim_exec_device(const skewshim_sched *s, skewshim_xargs *c);
+/* The same as an executor (plan: a skewshim_sched). */
+int skewshim_exec_device_sched(const void *plan, skewshim_xargs *c);
 
-/* Host staging: copy the send blocks to pinned host memory, run host_run on
- * a copy of *c whose buffers are the staged ones (packed: soff / roff and,
- * where they fit, sdispls / rdispls describe the packed layout), copy the
- * receive blocks back.  host_run must use sbytes/soff/rbytes/roff (or the
- * counts and displacements) of the call it is given, never the original's. */
-int skewshim_exec_staged(skewshim_call *c, int (*host_run)(skewshim_call *));
-/* The same with skewshim_exec_host of a schedule (global or this rank's
- * slice) as the host run. */
-int skewshim_exec_staged_sched(const skewshim_sched *s, skewshim_call *c);
+/* Host staging, which wraps an executor: copy the send blocks to pinned
+ * host memory, run the executor on a copy of *c whose buffers are the
+ * staged ones (packed: soff / roff describe the packed layout), copy the
+ * receive blocks back; stats, metadata and temp come back into *c. */
+int skewshim_exec_staged(skewshim_xargs *c, skewshim_executor run, const void *plan);
 /* Host fan-out on the private communicator (every pair directly, messages
- * cut at 1 GiB): the host run behind a staged nccl_fanout. */
-int skewshim_device_host_fanout(skewshim_call *c);
+ * cut at 1 GiB): the executor behind a staged nccl_fanout (plan unused). */
+int skewshim_device_host_fanout(const void *plan, skewshim_xargs *c);
 
 /* Process-wide counters of the device paths, for the job summary. */
 typedef struct skewshim_device_counters {
@@ -124,15 +124,16 @@ extern pthread_mutex_t skewshim_device_ctr_lock;
         pthread_mutex_unlock(&skewshim_device_ctr_lock);\
     } while (0)
 
-/* cs->device, created on first use (no CUDA, no MPI); NULL when out of
- * memory.  Then cs->device holds one of two markers instead, so that the
- * NCCL set-up still runs (and fails, agreed) exactly once on every rank. */
-skewshim_device_state *skewshim_device_state_get(struct skewshim_comm *cs);
+/* The state in *slot, created on first use (no CUDA, no MPI) for a
+ * communicator of size ranks; NULL when out of memory.  Then *slot holds
+ * one of two markers instead, so that the NCCL set-up still runs (and
+ * fails, agreed) exactly once on every rank. */
+skewshim_device_state *skewshim_device_state_get(void **slot, int size);
 extern char skewshim_device_nomem_untried, skewshim_device_nomem_failed;
 /* Make st's device current (choosing it on first use: pref when >= 0, else
  * the device of the call's buffers, else the current one) and create the
  * streams.  *saved receives the caller's device for skewshim_device_leave. */
-int skewshim_device_enter(skewshim_device_state *st, const skewshim_call *c,
+int skewshim_device_enter(skewshim_device_state *st, const skewshim_xargs *c,
                           int pref, int *saved);
 void skewshim_device_leave(int saved);
 /* Device of p, or -1 when p is not device memory. */
@@ -150,7 +151,7 @@ double skewshim_device_now(void);
  * one or this rank's slice.  It returns 1 when pushes within the node are
  * possible this call, 0 when not (then inter-rank moves within the node go
  * through NCCL), the same on every rank of the node. */
-int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_call *c,
+int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_xargs *c,
                          const skewshim_sched *global, int *rc);
 /* Whether the move (src, dst both != each other) is an IPC push this call;
  * identical on both ends and on every rank of the node. */

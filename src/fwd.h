@@ -135,6 +135,15 @@ int skewshim_fwd_hier_init(skewshim_fwd_hier *h, int nodes, int per_node, int ra
 void skewshim_fwd_layout_hier(const skewshim_fwd_hier *h, uint64_t max_block_bytes,
                               skewshim_fwd_layout *L);
 
+/* A forwarding plan as the executor takes it: a flat schedule or TuNA_l^g,
+ * and the temp layout (whose total is the plan's temp bound). */
+typedef struct skewshim_fwd_plan {
+    int hier;
+    skewshim_fwd flat;
+    skewshim_fwd_hier h;
+    skewshim_fwd_layout L;
+} skewshim_fwd_plan;
+
 /* The per-algorithm planners (src/plan/bruck2.c, padded_bruck.c, tuna.c):
  * the flat schedule for P ranks.  tuna: radix 0 = auto from max_block_bytes,
  * radix > P clamped to P. */

@@ -52,7 +52,8 @@ typedef struct skewshim_params {
     /* two-tier model used for predicted time / T_LB in the log */
     double model_intra_bw;        /* bytes/s, B1 */
     double model_inter_bw;        /* bytes/s per NIC, B2 */
-    double model_latency;         /* seconds per message */
+    double model_latency;         /* seconds per message (one hop) */
+    double model_overhead;        /* seconds of a rank's time per message it posts */
 } skewshim_params;
 
 /* Inclusive range; hi < 0 means unbounded above.  An unset range matches. */
@@ -133,6 +134,12 @@ int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
  * rule that decides (-1: the default), else 0.  Rank-invariant. */
 int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int device_possible,
                                  int *rule);
+/* The algorithms a call on comm_size ranks can get from the rules and the
+ * default (bit id set for each), with rules for device buffers counted only
+ * when device_possible.  Rank-invariant: lets the caller see, before any
+ * exchange, whether every candidate but native needs the whole size matrix
+ * (then the matrix exchange is the agreement). */
+unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int device_possible);
 int skewshim_params_equal(const skewshim_params *a, const skewshim_params *b);
 
 #endif

@@ -48,4 +48,35 @@ typedef struct skewshim_sim_detail {
 double skewshim_sim_time(const skewshim_sched *global, const skewshim_topo *t,
                          const skewshim_sim_model *mo, skewshim_sim_detail *opt);
 
+/* Before a byte moves: what a schedule that gathers the whole size matrix
+ * (SABRE, FAST) is predicted to cost against the MPI library's direct
+ * exchange, from the agreed figures only (rank-invariant, so every rank
+ * decides alike), on the same two-tier model.  doc/policy.md
+ * ("Pay-back guard") gives the formulas. */
+typedef struct skewshim_predict_in {
+    int P, nodes, per_node;       /* ranks, nodes, largest node */
+    int m;                        /* NICs per node */
+    double B1, B2;                /* bytes/s: intra per rank, inter per NIC */
+    double latency;               /* seconds per hop */
+    double overhead;              /* seconds of a rank per message it posts */
+    uint64_t max_isend, max_irecv;/* largest per-rank inter-node totals */
+    uint64_t sum_isend;           /* all inter-node bytes */
+    uint64_t max_send, max_recv;  /* largest per-rank totals */
+    double msg_factor;            /* messages per rank, relative to native's P - 1 */
+} skewshim_predict_in;
+
+typedef struct skewshim_predict_out {
+    double t_native;              /* direct exchange */
+    double t_meta;                /* the P x P matrix exchange (an allgather) */
+    double t_sched;               /* the balanced schedule, without t_meta */
+} skewshim_predict_out;
+
+/* Returns 0, or -1 when the model is unusable. */
+int skewshim_predict(const skewshim_predict_in *in, skewshim_predict_out *out);
+/* Messages per rank a matrix schedule posts, relative to the direct
+ * exchange's P - 1 (SABRE 2: a relay hop for most bytes; FAST 3: an intra
+ * shuffle before and after each inter-node stage). */
+#define SKEWSHIM_SABRE_MSG_FACTOR 2.0
+#define SKEWSHIM_FAST_MSG_FACTOR 3.0
+
 #endif

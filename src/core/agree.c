@@ -62,13 +62,9 @@ void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv)
     v[F_HOST] = c->buffers == SKEWSHIM_BUF_HOST;
 }
 
-int skewshim_agree(skewshim_call *c)
+/* Every rank's view from the reduced vector (max fields, then sums). */
+static void fill(skewshim_call *c, const uint64_t *out)
 {
-    uint64_t in[F_COUNT], out[F_COUNT];
-    skewshim_local_facts(c, in, F_COUNT);
-    int rc = PMPI_Allreduce(in, out, F_COUNT, MPI_UINT64_T, skewshim_g.agree_op, c->cs->pcomm);
-    if (rc != MPI_SUCCESS)
-        return rc;
     skewshim_agreed *a = &c->ag;
     int P = c->size;
     a->valid = 1;
@@ -95,5 +91,66 @@ int skewshim_agree(skewshim_call *c)
     k->send_mtm_inter = skewshim_mtm(a->max_isend, a->sum_isend, P);
     k->recv_mtm_inter = skewshim_mtm(a->max_irecv, a->sum_irecv, P);
     k->mtm_inter = k->send_mtm_inter > k->recv_mtm_inter ? k->send_mtm_inter : k->recv_mtm_inter;
+}
+
+int skewshim_agree(skewshim_call *c)
+{
+    uint64_t in[F_COUNT], out[F_COUNT];
+    skewshim_local_facts(c, in, F_COUNT);
+    int rc = PMPI_Allreduce(in, out, F_COUNT, MPI_UINT64_T, skewshim_g.agree_op, c->cs->pcomm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    fill(c, out);
     return MPI_SUCCESS;
+}
+
+void skewshim_agree_local_tail(const skewshim_call *c, uint64_t *tail)
+{
+    tail[0] = (uint64_t)c->local_reason;
+    tail[1] = (uint64_t)c->buffers;
+}
+
+/* The same figures from the gathered size matrix: row i is rank i's send
+ * sizes, followed by what skewshim_agree_local_tail gave (rows of rowlen
+ * words, the tail at P + 1).  A receive total is a column sum: where a
+ * receiver's counts disagree with what is sent to it the caller has seen
+ * the mismatch (mismatch != 0), and the call goes to MPI with
+ * invalid_args, as the allreduce path's plan would have sent it. */
+void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen, int mismatch)
+{
+    const skewshim_topo *t = &c->cs->topo;
+    int P = c->size;
+    uint64_t out[F_COUNT];
+    memset(out, 0, sizeof out);
+    for (int i = 0; i < P; i++) {
+        const uint64_t *r = rows + (size_t)i * rowlen;
+        uint64_t s = 0, is = 0, rr = 0, ir = 0;
+        for (int j = 0; j < P; j++) {
+            uint64_t v = r[j], w = rows[(size_t)j * rowlen + (size_t)i];
+            if (v > out[F_MAX_BLOCK])
+                out[F_MAX_BLOCK] = v;
+            s += v;
+            rr += w;
+            if (t->node_of[j] != t->node_of[i]) {
+                is += v;
+                ir += w;
+            }
+        }
+        out[F_SUM_SEND] += s;
+        out[F_SUM_RECV] += rr;
+        out[F_SUM_ISEND] += is;
+        out[F_SUM_IRECV] += ir;
+        out[F_MAX_SEND] = s > out[F_MAX_SEND] ? s : out[F_MAX_SEND];
+        out[F_MAX_RECV] = rr > out[F_MAX_RECV] ? rr : out[F_MAX_RECV];
+        out[F_MAX_ISEND] = is > out[F_MAX_ISEND] ? is : out[F_MAX_ISEND];
+        out[F_MAX_IRECV] = ir > out[F_MAX_IRECV] ? ir : out[F_MAX_IRECV];
+        uint64_t reason = r[P + 1], buf = r[P + 2];
+        if (reason > out[F_REASON])
+            out[F_REASON] = reason;
+        out[F_DEVICE] |= buf == SKEWSHIM_BUF_DEVICE;
+        out[F_HOST] |= buf == SKEWSHIM_BUF_HOST;
+    }
+    if (mismatch && out[F_REASON] == SKEWSHIM_REASON_NONE)
+        out[F_REASON] = SKEWSHIM_REASON_INVALID_ARGS;
+    fill(c, out);
 }

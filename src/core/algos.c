@@ -1,10 +1,15 @@
-/* The algorithm table: what each policy name runs on host and device
- * buffers, what it needs agreed, and how much temporary memory it declares. */
+/* The algorithm table: one row per policy name, which drives the pipeline's
+ * choose -> plan -> execute dispatch (as MPICH's coll_algorithms.txt and
+ * UCC's {id, name, desc} tables do): buffers supported, whether it needs the
+ * agreement even when forced and whether it gathers the size matrix, its
+ * rank-invariant check, its plan step (temp bound for the memory cap), and
+ * its host and device executors. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "call.h"
 #include "comm.h"
@@ -12,54 +17,93 @@
 #include "device.h"
 #include "exec.h"
 #include "exec/forward.h"
+#include "fwd.h"
 #include "plan.h"
 
-typedef int (*local_planner)(const skewshim_call *c, skewshim_sched *out);
+/* ---- local planners: this rank's slice, no communication ---------------- */
 
-static int plan_scattered(const skewshim_call *c, skewshim_sched *out)
+static uint64_t plan_local(skewshim_call *c, int scattered)
 {
     skewshim_local l = {c->rank, c->size, c->sbytes, c->rbytes};
-    return skewshim_plan_scattered(&l, c->params->scattered_block_count, out);
+    if (skewshim_sched_init(&c->local, c->size, c->rank))
+        return SKEWSHIM_TEMP_NOMEM;
+    c->local_planned = 1;
+    int rc = scattered ? skewshim_plan_scattered(&l, c->params->scattered_block_count, &c->local)
+                       : skewshim_plan_pairwise(&l, &c->local);
+    /* Planning from this rank's own sizes can fail only here (memory): a
+     * local failure, never a fallback alone. */
+    if (rc)
+        return SKEWSHIM_TEMP_NOMEM;
+    c->plan = &c->local;
+    c->plan_tmp = c->local.tmp_bytes ? c->local.tmp_bytes[0] : 0;
+    c->stats = c->local.stats;
+    /* Their temp is this rank's alone; they declare none to the cap. */
+    return 0;
 }
 
-static int plan_pairwise(const skewshim_call *c, skewshim_sched *out)
+static uint64_t plan_scattered(skewshim_call *c) { return plan_local(c, 1); }
+static uint64_t plan_pairwise(skewshim_call *c) { return plan_local(c, 0); }
+
+/* ---- forwarding plans: from rank-invariant facts only -------------------- */
+
+static uint64_t fwd_done(skewshim_call *c)
 {
-    skewshim_local l = {c->rank, c->size, c->sbytes, c->rbytes};
-    return skewshim_plan_pairwise(&l, out);
+    c->plan = &c->fwd;
+    c->plan_tmp = c->fwd.L.total;
+    return c->fwd.L.total;
 }
 
-/* Local planners build this rank's slice only: they need no one else's
- * sizes, so they run with no extra communication at all. */
-static int run_local(skewshim_call *c, local_planner plan)
+static uint64_t plan_flat(skewshim_call *c, int kind)
 {
-    skewshim_sched s;
-    if (skewshim_sched_init(&s, c->size, c->rank))
-        return MPI_ERR_NO_MEM;
-    int rc = MPI_ERR_NO_MEM;
-    if (plan(c, &s) == 0) {
-        void *tmp = s.tmp_bytes[0] ? skewshim_call_tmp(c, s.tmp_bytes[0]) : NULL;
-        if (!s.tmp_bytes[0] || tmp)
-            rc = skewshim_exec_host(&s, c->rank, c->sendbuf, c->soff, c->recvbuf, c->roff, tmp,
-                                    c->cs->pcomm);
-        c->stats = s.stats;
-    }
-    skewshim_sched_free(&s);
-    return rc;
+    skewshim_fwd *f = &c->fwd.flat;
+    uint64_t M = c->ag.max_block_bytes;
+    int rc = kind == SKEWSHIM_ALGO_BRUCK2         ? skewshim_fwd_plan_bruck2(f, c->size)
+             : kind == SKEWSHIM_ALGO_PADDED_BRUCK ? skewshim_fwd_plan_padded_bruck(f, c->size)
+                                                  : skewshim_fwd_plan_tuna(f, c->size,
+                                                                           c->params->tuna_radix, M);
+    if (rc != 0)
+        return UINT64_MAX;          /* alike on every rank */
+    c->fwd.hier = 0;
+    skewshim_fwd_layout_flat(f, M, &c->fwd.L);
+    return fwd_done(c);
 }
 
-static int run_scattered(skewshim_call *c) { return run_local(c, plan_scattered); }
-static int run_pairwise(skewshim_call *c) { return run_local(c, plan_pairwise); }
+static uint64_t plan_bruck2(skewshim_call *c) { return plan_flat(c, SKEWSHIM_ALGO_BRUCK2); }
+static uint64_t plan_padded(skewshim_call *c) { return plan_flat(c, SKEWSHIM_ALGO_PADDED_BRUCK); }
+static uint64_t plan_tuna(skewshim_call *c) { return plan_flat(c, SKEWSHIM_ALGO_TUNA); }
 
+/* TuNA_l^g needs nodes of equal size (rank-invariant: from the topology). */
 static skewshim_reason check_tuna_hier(const skewshim_call *c)
 {
-    return skewshim_tuna_hier_check(c);
+    const skewshim_topo *t = &c->cs->topo;
+    if (t->nranks != c->size || t->nnodes < 1)
+        return SKEWSHIM_REASON_INTERNAL;
+    for (int n = 0; n < t->nnodes; n++)
+        if (t->node_size[n] != t->max_per_node)
+            return SKEWSHIM_REASON_UNEVEN_NODES;
+    return SKEWSHIM_REASON_NONE;
 }
+
+static uint64_t plan_tuna_hier(skewshim_call *c)
+{
+    const skewshim_topo *t = &c->cs->topo;
+    const skewshim_params *p = c->params;
+    uint64_t M = c->ag.max_block_bytes;
+    if (skewshim_fwd_hier_init(&c->fwd.h, t->nnodes, t->max_per_node, p->tuna_hier_radix,
+                               p->tuna_hier_block_count, p->tuna_hier_variant, M) != 0)
+        return UINT64_MAX;
+    c->fwd.hier = 1;
+    skewshim_fwd_layout_hier(&c->fwd.h, M, &c->fwd.L);
+    return fwd_done(c);
+}
+
+/* ---- the table ------------------------------------------------------------ */
 
 #define HOST SKEWSHIM_BUFBIT(SKEWSHIM_BUF_HOST)
 #define DEVICE SKEWSHIM_BUFBIT(SKEWSHIM_BUF_DEVICE)
 
 #ifdef SKEWSHIM_HAVE_NCCL
-#define GLOBAL_DEVICE skewshim_global_run_device
+#define GLOBAL_DEVICE skewshim_exec_device_sched
 #define FANOUT_DEVICE skewshim_run_nccl_fanout
 #else
 #define GLOBAL_DEVICE NULL
@@ -67,24 +111,29 @@ static skewshim_reason check_tuna_hier(const skewshim_call *c)
 #endif
 
 static const skewshim_algo table[SKEWSHIM_ALGO_COUNT] = {
-    [SKEWSHIM_ALGO_NATIVE] = {SKEWSHIM_ALGO_NATIVE, HOST | DEVICE, 0, NULL, NULL, NULL, NULL},
-    [SKEWSHIM_ALGO_SCATTERED] = {SKEWSHIM_ALGO_SCATTERED, HOST, 0, NULL, NULL, run_scattered, NULL},
-    [SKEWSHIM_ALGO_PAIRWISE] = {SKEWSHIM_ALGO_PAIRWISE, HOST, 0, NULL, NULL, run_pairwise, NULL},
-    [SKEWSHIM_ALGO_BRUCK2] = {SKEWSHIM_ALGO_BRUCK2, HOST, 1, skewshim_temp_bruck2, NULL,
-                              skewshim_run_bruck2, NULL},
-    [SKEWSHIM_ALGO_PADDED_BRUCK] = {SKEWSHIM_ALGO_PADDED_BRUCK, HOST, 1,
-                                    skewshim_temp_padded_bruck, NULL, skewshim_run_padded_bruck,
-                                    NULL},
-    [SKEWSHIM_ALGO_TUNA] = {SKEWSHIM_ALGO_TUNA, HOST, 1, skewshim_temp_tuna, NULL,
-                            skewshim_run_tuna, NULL},
-    [SKEWSHIM_ALGO_TUNA_HIER] = {SKEWSHIM_ALGO_TUNA_HIER, HOST, 1, skewshim_temp_tuna_hier,
-                                 check_tuna_hier, skewshim_run_tuna_hier, NULL},
-    [SKEWSHIM_ALGO_SABRE] = {SKEWSHIM_ALGO_SABRE, HOST | DEVICE, 0, skewshim_global_temp, NULL,
-                             skewshim_global_run, GLOBAL_DEVICE},
-    [SKEWSHIM_ALGO_FAST] = {SKEWSHIM_ALGO_FAST, HOST | DEVICE, 0, skewshim_global_temp, NULL,
-                            skewshim_global_run, GLOBAL_DEVICE},
-    [SKEWSHIM_ALGO_NCCL_FANOUT] = {SKEWSHIM_ALGO_NCCL_FANOUT, DEVICE, 0, NULL, NULL, NULL,
-                                   FANOUT_DEVICE},
+    [SKEWSHIM_ALGO_NATIVE] = {SKEWSHIM_ALGO_NATIVE, "the MPI library's MPI_Alltoallv",
+                              HOST | DEVICE, 0, 0, NULL, NULL, NULL, NULL},
+    [SKEWSHIM_ALGO_SCATTERED] = {SKEWSHIM_ALGO_SCATTERED, "MPICH's batched Isend/Irecv", HOST, 0,
+                                 0, NULL, plan_scattered, skewshim_exec_sched, NULL},
+    [SKEWSHIM_ALGO_PAIRWISE] = {SKEWSHIM_ALGO_PAIRWISE, "Open MPI's pairwise exchange", HOST, 0,
+                                0, NULL, plan_pairwise, skewshim_exec_sched, NULL},
+    [SKEWSHIM_ALGO_BRUCK2] = {SKEWSHIM_ALGO_BRUCK2, "two-phase Bruck", HOST, 1, 0, NULL,
+                              plan_bruck2, skewshim_exec_forward, NULL},
+    [SKEWSHIM_ALGO_PADDED_BRUCK] = {SKEWSHIM_ALGO_PADDED_BRUCK, "padded Bruck", HOST, 1, 0, NULL,
+                                    plan_padded, skewshim_exec_forward, NULL},
+    [SKEWSHIM_ALGO_TUNA] = {SKEWSHIM_ALGO_TUNA, "TuNA: radix-r Bruck-like rounds", HOST, 1, 0,
+                            NULL, plan_tuna, skewshim_exec_forward, NULL},
+    [SKEWSHIM_ALGO_TUNA_HIER] = {SKEWSHIM_ALGO_TUNA_HIER, "TuNA_l^g: intra- then inter-node",
+                                 HOST, 1, 0, check_tuna_hier, plan_tuna_hier,
+                                 skewshim_exec_forward, NULL},
+    [SKEWSHIM_ALGO_SABRE] = {SKEWSHIM_ALGO_SABRE, "SABRE: skew-balanced relay over NICs",
+                             HOST | DEVICE, 0, 1, NULL, skewshim_global_plan,
+                             skewshim_exec_sched, GLOBAL_DEVICE},
+    [SKEWSHIM_ALGO_FAST] = {SKEWSHIM_ALGO_FAST, "FAST/FLASH: balanced two-tier schedule",
+                            HOST | DEVICE, 0, 1, NULL, skewshim_global_plan, skewshim_exec_sched,
+                            GLOBAL_DEVICE},
+    [SKEWSHIM_ALGO_NCCL_FANOUT] = {SKEWSHIM_ALGO_NCCL_FANOUT, "NCCL grouped send/recv", DEVICE,
+                                   0, 0, NULL, NULL, NULL, FANOUT_DEVICE},
 };
 
 const skewshim_algo *skewshim_algo_get(skewshim_algo_id id)

@@ -17,6 +17,7 @@
 #include "core/internal.h"
 #include "device.h"
 #include "exec.h"
+#include "sim.h"
 
 static const char *const reason_names[SKEWSHIM_REASON_COUNT] = {
     [SKEWSHIM_REASON_NONE] = "none",
@@ -36,6 +37,7 @@ static const char *const reason_names[SKEWSHIM_REASON_COUNT] = {
     [SKEWSHIM_REASON_UNEVEN_NODES] = "uneven_nodes",
     [SKEWSHIM_REASON_LARGE_COUNT] = "large_count",
     [SKEWSHIM_REASON_INTERNAL] = "internal_error",
+    [SKEWSHIM_REASON_NOT_PAID_BACK] = "not_paid_back",
 };
 
 const char *skewshim_reason_name(skewshim_reason r)
@@ -57,7 +59,8 @@ void skewshim_count_fallback(skewshim_reason r, MPI_Comm comm)
     pthread_mutex_unlock(&skewshim_g.lock);
 }
 
-void *skewshim_call_tmp(skewshim_call *c, uint64_t bytes)
+/* Temporary memory of the communicator state, grown to the plan's need. */
+static void *call_tmp(skewshim_call *c, uint64_t bytes)
 {
     skewshim_comm *cs = c->cs;
     if (bytes == 0)
@@ -69,13 +72,8 @@ void *skewshim_call_tmp(skewshim_call *c, uint64_t bytes)
         cs->tmp = p;
         cs->tmp_cap = bytes;
     }
-    if (bytes > c->tmp_bytes)
-        c->tmp_bytes = bytes;
     return cs->tmp;
 }
-
-MPI_Comm skewshim_call_pcomm(const skewshim_call *c) { return c->cs->pcomm; }
-const skewshim_topo *skewshim_call_topo(const skewshim_call *c) { return &c->cs->topo; }
 
 /* Arguments MPI itself must judge: the user gets MPI's own error. */
 static int obviously_invalid(MPI_Datatype st, MPI_Datatype rt, MPI_Comm comm)
@@ -334,6 +332,43 @@ static int staging_available(void)
 #endif
 }
 
+static int gathers_matrix(int a)
+{
+    return a == SKEWSHIM_ALGO_SABRE || a == SKEWSHIM_ALGO_FAST;
+}
+
+/* The pay-back guard (doc/policy.md): a rule chose a schedule that gathers
+ * the whole size matrix; it runs only when its predicted time, with the
+ * matrix exchange still to pay (not when the exchange already ran as the
+ * agreement) and its extra messages, beats the direct exchange's.  From
+ * agreed figures, the policy's model and the topology: rank-invariant. */
+static int pays_back(const skewshim_call *c, const skewshim_params *p)
+{
+    const skewshim_topo *t = &c->cs->topo;
+    skewshim_predict_in in = {
+        .P = c->size,
+        .nodes = t->nnodes,
+        .per_node = t->max_per_node,
+        .m = skewshim_g.policy.nics_per_node,
+        .B1 = p->model_intra_bw,
+        .B2 = p->model_inter_bw,
+        .latency = p->model_latency,
+        .overhead = p->model_overhead,
+        .max_isend = c->ag.max_isend,
+        .max_irecv = c->ag.max_irecv,
+        .sum_isend = c->ag.sum_isend,
+        .max_send = c->ag.max_send,
+        .max_recv = c->ag.max_recv,
+        .msg_factor = c->algo == SKEWSHIM_ALGO_FAST ? SKEWSHIM_FAST_MSG_FACTOR
+                                                    : SKEWSHIM_SABRE_MSG_FACTOR,
+    };
+    skewshim_predict_out o;
+    if (skewshim_predict(&in, &o) != 0)
+        return 1;
+    double meta = c->matrix_ready ? 0.0 : o.t_meta;
+    return o.t_sched + meta < o.t_native;
+}
+
 static int chosen_algorithm(void)
 {
     int t = __atomic_load_n(&skewshim_g.tool_forced, __ATOMIC_RELAXED);
@@ -367,9 +402,21 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
         if (r != SKEWSHIM_REASON_NONE)
             return r;
     }
+    return SKEWSHIM_REASON_NONE;
+}
+
+/* The plan step, after the choice: the algorithm plans this call (SABRE
+ * and FAST gather the matrix here unless the agreement already did) and
+ * reports its temp bound, which every rank knows alike; the memory cap
+ * reads it, so no rank falls back alone and no extra collective is needed
+ * to agree on the cap. */
+static skewshim_reason plan_algorithm(skewshim_call *c, const skewshim_algo *a)
+{
+    if (a->id == SKEWSHIM_ALGO_NATIVE)
+        return SKEWSHIM_REASON_NONE;
     uint64_t need = 0;
-    if (a->temp_bytes) {
-        need = a->temp_bytes(c);
+    if (a->plan) {
+        need = a->plan(c);
         if (need == UINT64_MAX)
             return SKEWSHIM_REASON_INTERNAL;
         if (need == SKEWSHIM_TEMP_INVALID)
@@ -386,29 +433,86 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
     return SKEWSHIM_REASON_NONE;
 }
 
+/* The executors' view of the call: buffers and offsets as they stand now
+ * (packed or not), the private communicator, the topology, the temp the
+ * plan asked for. */
+static void xargs_of(skewshim_call *c, skewshim_xargs *x)
+{
+    memset(x, 0, sizeof *x);
+    x->rank = c->rank;
+    x->size = c->size;
+    x->sendbuf = c->sendbuf;
+    x->sbytes = c->sbytes;
+    x->soff = c->soff;
+    x->recvbuf = c->recvbuf;
+    x->rbytes = c->rbytes;
+    x->roff = c->roff;
+    x->max_block = c->ag.max_block_bytes;
+    x->pcomm = c->cs->pcomm;
+    x->topo = &c->cs->topo;
+    x->topo_q = c->cs->topo_q;
+    x->world_rank = c->cs->world_rank;
+    x->device = &c->cs->device;
+}
+
+static int with_tmp(skewshim_call *c, skewshim_xargs *x)
+{
+    if (!c->plan_tmp)
+        return MPI_SUCCESS;
+    x->tmp = call_tmp(c, c->plan_tmp);
+    x->tmp_cap = x->tmp ? c->plan_tmp : 0;
+    return x->tmp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+static void reported(skewshim_call *c, const skewshim_algo *a, const skewshim_xargs *x)
+{
+    /* A matrix schedule's stats and metadata come from its plan (the
+     * plan step reported them); the others count as they run. */
+    if (!a->needs_matrix) {
+        c->stats = x->stats;
+        c->info.meta_bytes = x->meta_bytes;
+    }
+    c->tmp_bytes = x->tmp_bytes;
+}
+
 static int run_on_host(skewshim_call *c, const skewshim_algo *a)
 {
-    if (!c->spack && !c->rpack)
-        return a->run_host(c);
-    void *user_recv;
-    int rc = pack_send(c, &user_recv);
+    skewshim_xargs x;
+    void *user_recv = NULL;
+    int rc = MPI_SUCCESS;
+    if (c->spack || c->rpack)
+        rc = pack_send(c, &user_recv);
+    xargs_of(c, &x);
     if (rc == MPI_SUCCESS)
-        rc = a->run_host(c);
+        rc = with_tmp(c, &x);
+    if (rc == MPI_SUCCESS)
+        rc = a->run_host(c->plan, &x);
+    reported(c, a, &x);
     if (rc == MPI_SUCCESS && c->rpack)
         rc = unpack_recv(c, user_recv);
+    return rc;
+}
+
+/* Device buffers: the algorithm's device executor, else its host executor
+ * behind host staging (which wraps executors only).  Host temp is needed
+ * only where the host runs the plan. */
+static int run_on_device(skewshim_call *c, const skewshim_algo *a)
+{
+    skewshim_xargs x;
+    xargs_of(c, &x);
+    int staged = !a->run_device || !skewshim_device_nccl_ready(&x);
+    int rc = staged && a->run_host ? with_tmp(c, &x) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = a->run_device ? a->run_device(c->plan, &x)
+                           : skewshim_exec_staged(&x, a->run_host, c->plan);
+    reported(c, a, &x);
     return rc;
 }
 
 static int run_algorithm(skewshim_call *c, const skewshim_algo *a)
 {
     int device = c->ag.valid ? c->ag.any_device != 0 : c->buffers == SKEWSHIM_BUF_DEVICE;
-    int rc;
-    if (device && a->run_device)
-        rc = a->run_device(c);
-    else if (device)
-        rc = skewshim_exec_staged(c, a->run_host);
-    else
-        rc = run_on_host(c, a);
+    int rc = device ? run_on_device(c, a) : run_on_host(c, a);
     if (rc != MPI_SUCCESS)
         local_failure(c, rc);
     return rc;
@@ -636,11 +740,21 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     /* The choice needs the agreement only when some fact of the call can
      * change it (worked out once per communicator, skewshim_comm_get). */
     int fixed = forced < 0 && cs->fixed_rule != -2;
+    int fixed_algo = !fixed ? -1 : cs->fixed_rule >= 0 ? (int)pol->rules[cs->fixed_rule].use
+                                                       : (int)pol->fallback;
+    const skewshim_algo *xa = fixed ? skewshim_algo_get((skewshim_algo_id)fixed_algo) : NULL;
     /* In place, the memory cap rests on the agreed largest receive total. */
     int need = logged || (forced < 0 && !fixed) || (fa && fa->needs_agreement) ||
-               local_location || in_place;
+               (xa && xa->needs_agreement) || local_location || in_place;
+    /* When every way this call can go but native needs the whole size
+     * matrix, the matrix exchange is the agreement: one collective before
+     * the schedule, never an allreduce and then an allgather. */
+    int matrix_first = forced >= 0 ? gathers_matrix(forced)
+                       : fixed     ? gathers_matrix(fixed_algo)
+                                   : cs->matrix_first;
     int rc;
-    if (need && (rc = skewshim_agree(&c)) != MPI_SUCCESS)
+    if (need && (rc = matrix_first ? skewshim_global_exchange(&c) : skewshim_agree(&c))
+                    != MPI_SUCCESS)
         return local_failure(&c, rc);
     if (!need && c.local_reason != SKEWSHIM_REASON_NONE) {
         /* No agreement ran, and in a host-only build the only local reason
@@ -684,8 +798,19 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
 
     const skewshim_algo *a = skewshim_algo_get(c.algo);
     skewshim_reason reason = check_algorithm(&c, a);
-    if (c.nomem)
+    /* A choice made from agreed facts (not forced, not fixed by the policy
+     * alone) that would gather the matrix must pay it back: decided before
+     * the plan, which is where the exchange would run. */
+    if (reason == SKEWSHIM_REASON_NONE && forced < 0 && !fixed && gathers_matrix(c.algo) &&
+        c.ag.valid && !pays_back(&c, &params))
+        reason = SKEWSHIM_REASON_NOT_PAID_BACK;
+    if (reason == SKEWSHIM_REASON_NONE)
+        reason = plan_algorithm(&c, a);
+    if (c.nomem) {
+        if (c.local_planned)
+            skewshim_sched_free(&c.local);
         return local_failure(&c, MPI_ERR_NO_MEM);
+    }
     if (reason != SKEWSHIM_REASON_NONE || c.algo == SKEWSHIM_ALGO_NATIVE) {
         rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype, comm);
@@ -698,6 +823,8 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     } else {
         rc = run_algorithm(&c, a);
     }
+    if (c.local_planned)
+        skewshim_sched_free(&c.local);
     double t = PMPI_Wtime() - t0;
     if (logged) {
         log_call(&c, reason, t);

@@ -37,7 +37,7 @@ static void destroy(skewshim_comm *cs)
     if (!finalizing)
         skewshim_ring_flush(&cs->ring, cs->pcomm, cs->rank);
     skewshim_ring_free(&cs->ring);
-    skewshim_device_comm_free(cs);
+    skewshim_device_comm_free(&cs->device, cs->rank);
     skewshim_plan_cache_free(cs->plan_cache);
     /* At finalize the private communicators go with PMPI_Finalize: freeing
      * them here, in an order that differs across ranks, is not worth the
@@ -143,6 +143,9 @@ static void fix_choice(skewshim_comm *cs)
 {
     cs->fixed_rule = -2;
     cs->fixed_native = 0;
+    unsigned cand = skewshim_policy_candidates(&skewshim_g.policy, cs->size, cs->device_possible);
+    unsigned mat = 1u << SKEWSHIM_ALGO_SABRE | 1u << SKEWSHIM_ALGO_FAST;
+    cs->matrix_first = (cand & mat) && !(cand & ~(mat | 1u << SKEWSHIM_ALGO_NATIVE));
     int rule;
     if (skewshim_policy_fixed_choice(&skewshim_g.policy, cs->size, cs->device_possible, &rule) &&
         fixed_is_safe(rule)) {

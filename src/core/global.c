@@ -13,8 +13,6 @@
 #include "comm.h"
 #include "core/internal.h"
 #include "core/plan_cache.h"
-#include "device.h"
-#include "exec.h"
 #include "log.h"
 #include "plan.h"
 #include "sim.h"
@@ -37,16 +35,20 @@ static uint64_t hash_counts(const uint64_t *v, int n, size_t stride)
     return h;
 }
 
-/* Each rank contributes its row of send sizes and a hash of its receive
- * sizes.  A receiver whose counts disagree with what is sent to it (an
- * erroneous program) would make the plan write past its receive blocks; with
- * the hashes every rank sees such a mismatch, so all of them hand the call to
- * MPI together, which reports it.  Returns 0, 1 on a mismatch, -1 on error. */
-/* -2: this rank could not allocate (and skipped the allgather). */
+/* Each rank contributes its row of send sizes, a hash of its receive
+ * sizes, and the two local facts the agreement carries (its reason and
+ * where its buffers live), so that this one exchange is also the call's
+ * agreement when it runs first (skewshim_global_exchange).  A receiver
+ * whose counts disagree with what is sent to it (an erroneous program)
+ * would make the plan write past its receive blocks; with the hashes every
+ * rank sees such a mismatch, so all of them hand the call to MPI together,
+ * which reports it.  Returns 0, 1 on a mismatch, -1 on error, -2 when this
+ * rank could not allocate (and skipped the allgather). */
+#define ROW_EXTRA 3
 static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
 {
     int P = c->size;
-    size_t row = (size_t)P + 1;
+    size_t row = (size_t)P + ROW_EXTRA;
     if (pc->matrix_p != P) {
         free(pc->matrix);
         free(pc->gathered);
@@ -61,6 +63,7 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
         return -2;
     memcpy(mine, c->sbytes, (size_t)P * sizeof *mine);
     mine[P] = hash_counts(c->rbytes, P, 1);
+    skewshim_agree_local_tail(c, mine + P + 1);
     double t0 = PMPI_Wtime();
     int rc = PMPI_Allgather(mine, (int)row, MPI_UINT64_T, pc->gathered, (int)row, MPI_UINT64_T,
                             c->cs->pcomm);
@@ -76,6 +79,19 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
         if (hash_counts(pc->matrix + j, P, (size_t)P) != pc->gathered[(size_t)j * row + P])
             return 1;
     return 0;
+}
+
+int skewshim_global_exchange(skewshim_call *c)
+{
+    skewshim_plan_cache *pc = cache_of(c->cs);
+    int g = pc ? gather_matrix(c, pc) : -2;
+    if (g == -2)
+        return MPI_ERR_NO_MEM;
+    if (g < 0)
+        return MPI_ERR_OTHER;
+    skewshim_agree_matrix(c, pc->gathered, (size_t)c->size + ROW_EXTRA, g);
+    c->matrix_ready = 1;
+    return MPI_SUCCESS;
 }
 
 /* Each rank plans only its own slice (the slice planners give exactly the
@@ -111,25 +127,55 @@ static int make_plan(const skewshim_call *c, skewshim_plan_entry *e, const skews
                 .latency = c->params->model_latency,
                 .barrier = 0,
             };
-            e->t_pred = skewshim_sim_time(&g, t, &mo, NULL);
-            if (e->t_pred < 0)
+            skewshim_sim_detail d;
+            e->t_pred = skewshim_sim_time(&g, t, &mo, &d);
+            if (e->t_pred < 0) {
                 e->t_pred = 0;
+            } else {
+                /* What the schedule costs before and besides its bytes:
+                 * the matrix exchange (the model's figure, so that the
+                 * prediction does not depend on this call's timing) and
+                 * the posting of its messages, a rank's share. */
+                skewshim_predict_in in = {
+                    .P = c->size, .nodes = t->nnodes, .per_node = t->max_per_node,
+                    .m = nics, .B1 = mo.B1, .B2 = mo.B2, .latency = mo.latency,
+                    .overhead = c->params->model_overhead, .msg_factor = 1,
+                };
+                skewshim_predict_out o;
+                if (skewshim_predict(&in, &o) == 0)
+                    e->t_pred += o.t_meta + (double)d.messages / c->size * in.overhead;
+            }
         }
         skewshim_sched_free(&g);
     }
     return 0;
 }
 
+static void report(skewshim_call *c, const skewshim_plan_cache *pc)
+{
+    const skewshim_plan_entry *e = pc->cur;
+    c->stats = e->slice.stats;
+    c->info.regime = e->rep.regime;
+    c->info.stages = e->rep.stages;
+    c->info.cache_hit = pc->cur_hit;
+    c->info.t_pred = e->t_pred;
+    c->info.t_lb = e->t_lb;
+    c->info.meta_bytes = pc->meta_bytes;
+    c->info.meta_time = pc->meta_time;
+}
+
 /* Gathers the matrix and plans (or finds the cached plan); the largest temp
  * of any rank is the same number everywhere, so the memory cap is decided
  * identically.  UINT64_MAX reports a failure (every rank fails alike: same
  * matrix, same planner), which the pipeline turns into a fallback. */
-uint64_t skewshim_global_temp(const skewshim_call *c)
+uint64_t skewshim_global_plan(skewshim_call *c)
 {
     skewshim_plan_cache *pc = cache_of(c->cs);
     if (!pc)
         return SKEWSHIM_TEMP_NOMEM;
-    int g = gather_matrix(c, pc);
+    /* Gathered already when the exchange was the call's agreement (a
+     * mismatch then reached every rank as an agreed reason). */
+    int g = c->matrix_ready ? 0 : gather_matrix(c, pc);
     if (g)
         return g > 0 ? SKEWSHIM_TEMP_INVALID : g == -2 ? SKEWSHIM_TEMP_NOMEM : UINT64_MAX;
     skewshim_plan_key k;
@@ -171,43 +217,9 @@ uint64_t skewshim_global_temp(const skewshim_call *c)
         e->last_use = ++pc->clock;
     }
     pc->cur = e;
+    c->plan = &e->slice;
+    c->plan_tmp = e->slice.tmp_bytes ? e->slice.tmp_bytes[0] : 0;
+    report(c, pc);
     return e->max_tmp;
 }
 
-static void report(skewshim_call *c, const skewshim_plan_cache *pc)
-{
-    const skewshim_plan_entry *e = pc->cur;
-    c->stats = e->slice.stats;
-    c->info.regime = e->rep.regime;
-    c->info.stages = e->rep.stages;
-    c->info.cache_hit = pc->cur_hit;
-    c->info.t_pred = e->t_pred;
-    c->info.t_lb = e->t_lb;
-    c->info.meta_bytes = pc->meta_bytes;
-    c->info.meta_time = pc->meta_time;
-}
-
-int skewshim_global_run(skewshim_call *c)
-{
-    skewshim_plan_cache *pc = c->cs->plan_cache;
-    if (!pc || !pc->cur)
-        return MPI_ERR_INTERN;
-    skewshim_plan_entry *e = pc->cur;
-    void *tmp = NULL;
-    if (e->slice.tmp_bytes[0] && !(tmp = skewshim_call_tmp(c, e->slice.tmp_bytes[0])))
-        return MPI_ERR_NO_MEM;
-    c->tmp_bytes = e->slice.tmp_bytes[0];
-    report(c, pc);
-    return skewshim_exec_host(&e->slice, c->rank, c->sendbuf, c->soff, c->recvbuf, c->roff, tmp,
-                              c->cs->pcomm);
-}
-
-int skewshim_global_run_device(skewshim_call *c)
-{
-    skewshim_plan_cache *pc = c->cs->plan_cache;
-    if (!pc || !pc->cur)
-        return MPI_ERR_INTERN;
-    report(c, pc);
-    c->tmp_bytes = pc->cur->slice.tmp_bytes[0];
-    return skewshim_exec_device(&pc->cur->slice, c);
-}

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "call.h"
@@ -48,6 +49,10 @@ void skewshim_finalize_before_mpi(void);         /* before PMPI_Finalize */
 int skewshim_agree_setup(void);
 int skewshim_agree(skewshim_call *c);
 void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv);
+/* The agreement from the gathered size matrix instead (global.c gathers,
+ * with the two words of skewshim_agree_local_tail after each row's hash). */
+void skewshim_agree_local_tail(const skewshim_call *c, uint64_t *tail);
+void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen, int mismatch);
 
 /* dtype.c: size, extent and true lb of t; returns 1 when its data is one
  * ordered run of bytes (typemap order = address order, elements touching),
@@ -60,9 +65,13 @@ int skewshim_ranks_per_node(void);
 void skewshim_apply_overrides(skewshim_params *p);
 
 /* plan_cache.c, global.c: SABRE / FAST on host buffers */
-uint64_t skewshim_global_temp(const skewshim_call *c);
-int skewshim_global_run(skewshim_call *c);
-int skewshim_global_run_device(skewshim_call *c);
+/* The P x P exchange as the call's one collective: gathers the matrix and
+ * fills c->ag from it (so SABRE / FAST plan without a second exchange). */
+int skewshim_global_exchange(skewshim_call *c);
+/* The plan step of SABRE / FAST (the algorithm table's plan): gathers the
+ * matrix unless the agreement did, plans this rank's slice (or finds it
+ * cached) into c->plan, reports it, returns the largest temp of any rank. */
+uint64_t skewshim_global_plan(skewshim_call *c);
 void skewshim_plan_cache_free(void *cache);
 
 /* inplace.c: MPI_IN_PLACE.  describe points the send arguments at the

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <mpi.h>
 #include "device.h"
-#include "comm.h"
 #include "policy.h"
 
 #ifndef SKEWSHIM_HAVE_CUDA
@@ -28,9 +27,10 @@ int skewshim_device_in_use(void)
     return 0;
 }
 
-void skewshim_device_comm_free(struct skewshim_comm *cs)
+void skewshim_device_comm_free(void **device, int rank)
 {
-    (void)cs;
+    (void)device;
+    (void)rank;
 }
 
 void skewshim_device_get_counters(skewshim_device_counters *out)
@@ -197,30 +197,30 @@ int skewshim_device_locate(const void *p)
 
 /* ---- per-communicator state --------------------------------------------- */
 
-skewshim_device_state *skewshim_device_state_get(struct skewshim_comm *cs)
+skewshim_device_state *skewshim_device_state_get(void **slot, int size)
 {
-    if (!cs)
+    if (!slot)
         return NULL;
-    if (cs->device == &skewshim_device_nomem_untried || cs->device == &skewshim_device_nomem_failed)
+    if (*slot == &skewshim_device_nomem_untried || *slot == &skewshim_device_nomem_failed)
         return NULL;
-    if (cs->device)
-        return cs->device;
+    if (*slot)
+        return *slot;
     skewshim_device_state *st = calloc(1, sizeof *st);
-    uint64_t *hw = calloc((size_t)(cs->size > 0 ? cs->size : 1), sizeof *hw);
+    uint64_t *hw = calloc((size_t)(size > 0 ? size : 1), sizeof *hw);
     if (!st || !hw) {
         free(st);
         free(hw);
-        cs->device = &skewshim_device_nomem_untried;
+        *slot = &skewshim_device_nomem_untried;
         return NULL;
     }
     st->cuda_dev = -1;
     st->shm = MPI_COMM_NULL;
     st->tmp_hw = hw;
-    cs->device = st;
+    *slot = st;
     return st;
 }
 
-int skewshim_device_enter(skewshim_device_state *st, const skewshim_call *c,
+int skewshim_device_enter(skewshim_device_state *st, const skewshim_xargs *c,
                           int pref, int *saved)
 {
     int rank = c ? c->rank : -1;
@@ -313,16 +313,15 @@ int skewshim_device_tmp_reserve(skewshim_device_state *st, uint64_t bytes, int r
     return MPI_SUCCESS;
 }
 
-void skewshim_device_comm_free(struct skewshim_comm *cs)
+void skewshim_device_comm_free(void **device, int rank)
 {
-    if (!cs || !cs->device)
+    if (!device || !*device)
         return;
-    if (cs->device == &skewshim_device_nomem_untried || cs->device == &skewshim_device_nomem_failed) {
-        cs->device = NULL;
+    if (*device == &skewshim_device_nomem_untried || *device == &skewshim_device_nomem_failed) {
+        *device = NULL;
         return;
     }
-    skewshim_device_state *st = cs->device;
-    int rank = cs->rank;
+    skewshim_device_state *st = *device;
     int saved = -1;
     if (st->cuda_dev >= 0) {
         if (cudaGetDevice(&saved) != cudaSuccess) {
@@ -354,7 +353,7 @@ void skewshim_device_comm_free(struct skewshim_comm *cs)
         PMPI_Comm_free(&st->shm);
     free(st->tmp_hw);
     free(st);
-    cs->device = NULL;
+    *device = NULL;
 }
 
 #endif /* SKEWSHIM_HAVE_CUDA */

@@ -41,7 +41,6 @@
 #include <string.h>
 #include <mpi.h>
 #include "device.h"
-#include "comm.h"
 
 #ifdef SKEWSHIM_HAVE_CUDA
 
@@ -248,9 +247,9 @@ void skewshim_ipc_free(skewshim_device_state *st)
 
 /* Build the node communicator: collective over st->shm.  Failures are
  * agreed over the node, so all its ranks turn IPC off together. */
-static void node_build(skewshim_device_state *st, skewshim_call *c)
+static void node_build(skewshim_device_state *st, skewshim_xargs *c)
 {
-    const skewshim_topo *t = skewshim_call_topo(c);
+    const skewshim_topo *t = c->topo;
     int P = c->size;
     skewshim_ipc_free(st);
     struct skewshim_ipc_state *s = calloc(1, sizeof *s);
@@ -263,7 +262,7 @@ static void node_build(skewshim_device_state *st, skewshim_call *c)
         PMPI_Comm_size(node, &nq);
     if (ok) {
         s->node = node;
-        s->topo_q = c->cs->topo_q;
+        s->topo_q = c->topo_q;
         s->nq = nq;
         s->P = P;
         PMPI_Comm_rank(node, &s->me);
@@ -306,10 +305,10 @@ MPI_Comm skewshim_ipc_node_comm(const skewshim_device_state *st)
 }
 
 /* Our part of the exchange: what we can export. */
-static void publish(skewshim_device_state *st, skewshim_call *c, ipc_info *mine)
+static void publish(skewshim_device_state *st, skewshim_xargs *c, ipc_info *mine)
 {
     memset(mine, 0, sizeof *mine);
-    mine->world = c->cs->world_rank;
+    mine->world = c->world_rank;
     const char *env = getenv("SKEWSHIM_IPC");
     mine->ok = !(env && (strcmp(env, "0") == 0 || strcmp(env, "off") == 0));
     if (!mine->ok)
@@ -350,10 +349,10 @@ static int stage_room(struct skewshim_ipc_state *s, int nst)
 /* Works on a global schedule (every rank's moves: the node's decisions are
  * computed locally, identically everywhere) and on one rank's slice (then
  * they are agreed with small reductions over the node). */
-int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_call *c,
+int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_xargs *c,
                          const skewshim_sched *g, int *rc)
 {
-    if (!st->ipc || (st->ipc != &ipc_dead && st->ipc->topo_q != c->cs->topo_q))
+    if (!st->ipc || (st->ipc != &ipc_dead && st->ipc->topo_q != c->topo_q))
         node_build(st, c);
     struct skewshim_ipc_state *s = st->ipc;
     if (s->dead || s->nq <= 1)

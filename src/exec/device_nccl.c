@@ -4,7 +4,7 @@
 
 /* NCCL executors: the nccl_fanout algorithm and the stage-by-stage device
  * executor of global schedules (SABRE, FAST).  One NCCL communicator per MPI
- * communicator, set up on the first device call and kept in cs->device. */
+ * communicator, set up on the first device call and kept in the device slot the core hands over. */
 
 #define SKEWSHIM_DEVICE_INTERNAL 1
 #include <stdio.h>
@@ -12,7 +12,6 @@
 #include <string.h>
 #include <mpi.h>
 #include "device.h"
-#include "comm.h"
 #include "exec.h"
 
 #if defined(SKEWSHIM_HAVE_CUDA) && defined(SKEWSHIM_HAVE_NCCL)
@@ -43,9 +42,9 @@ static void nccl_why(char *why, size_t len, const char *what, ncclResult_t r)
  * collective below whatever happened locally, and the result is agreed
  * twice: before ncclCommInitRank (which would hang waiting for a rank that
  * cannot call it) and after it. */
-static void nccl_init(skewshim_call *c, skewshim_device_state *st)
+static void nccl_init(skewshim_xargs *c, skewshim_device_state *st)
 {
-    MPI_Comm pcomm = skewshim_call_pcomm(c);
+    MPI_Comm pcomm = c->pcomm;
     int rank = c->rank, size = c->size;
     int ok = st != NULL;
     char why[384] = "";
@@ -132,15 +131,15 @@ static void nccl_init(skewshim_call *c, skewshim_device_state *st)
     } else {
         if (shm != MPI_COMM_NULL)
             PMPI_Comm_free(&shm);
-        c->cs->device = &skewshim_device_nomem_failed;
+        *c->device = &skewshim_device_nomem_failed;
     }
 }
 
-int skewshim_device_nccl_ready(skewshim_call *c)
+int skewshim_device_nccl_ready(skewshim_xargs *c)
 {
-    if (!c->cs || c->cs->device == &skewshim_device_nomem_failed)
+    if (!c->device || *c->device == &skewshim_device_nomem_failed)
         return 0;
-    skewshim_device_state *st = skewshim_device_state_get(c->cs);
+    skewshim_device_state *st = skewshim_device_state_get(c->device, c->size);
     if (st && st->nccl_state != 0)
         return st->nccl_state > 0;
     nccl_init(c, st);
@@ -157,11 +156,12 @@ static int nccl_check(ncclResult_t r, const char *what, int rank)
 
 #define KEEP_FIRST(rc, expr) do { int rc_ = (expr); if ((rc) == MPI_SUCCESS) (rc) = rc_; } while (0)
 
-int skewshim_run_nccl_fanout(skewshim_call *c)
+int skewshim_run_nccl_fanout(const void *plan, skewshim_xargs *c)
 {
+    (void)plan;
     if (!skewshim_device_nccl_ready(c))
-        return skewshim_exec_staged(c, skewshim_device_host_fanout);
-    skewshim_device_state *st = skewshim_device_state_get(c->cs);
+        return skewshim_exec_staged(c, skewshim_device_host_fanout, NULL);
+    skewshim_device_state *st = skewshim_device_state_get(c->device, c->size);
     int me = c->rank, P = c->size, saved;
     int rc = skewshim_device_enter(st, c, -1, &saved);
     if (rc != MPI_SUCCESS)
@@ -207,7 +207,7 @@ int skewshim_run_nccl_fanout(skewshim_call *c)
 
 /* Address of one end of a move on this rank; NULL for a bad block index
  * (a planner bug, caught by the schedule verifier in the tests). */
-static char *end_ptr(const skewshim_call *c, const skewshim_device_state *st,
+static char *end_ptr(const skewshim_xargs *c, const skewshim_device_state *st,
                      int loc, int blk, uint64_t off)
 {
     switch (loc) {
@@ -239,12 +239,12 @@ static uint64_t own_tmp(const skewshim_sched *g, int me)
  * rank's need, so all know when any rank's need rises above what it had
  * before and all take part in the one agreement then (and only then).  A
  * slice shows only our own need, so it is agreed every call. */
-static int reserve_agreed(skewshim_device_state *st, const skewshim_sched *g, skewshim_call *c)
+static int reserve_agreed(skewshim_device_state *st, const skewshim_sched *g, skewshim_xargs *c)
 {
     int me = c->rank;
     if (g->rank >= 0) {
         int ok = skewshim_device_tmp_reserve(st, own_tmp(g, me), me) == MPI_SUCCESS;
-        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, skewshim_call_pcomm(c));
+        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->pcomm);
         return ok ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     }
     int grow = 0;
@@ -258,7 +258,7 @@ static int reserve_agreed(skewshim_device_state *st, const skewshim_sched *g, sk
     if (!grow)
         return st->dtmp_cap >= st->tmp_hw[me] ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     int ok = skewshim_device_tmp_reserve(st, st->tmp_hw[me], me) == MPI_SUCCESS;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, skewshim_call_pcomm(c));
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->pcomm);
     if (ok)
         return MPI_SUCCESS;
     /* Forget the marks so the next call agrees again. */
@@ -287,7 +287,7 @@ static int sync_both(skewshim_device_state *st, int me)
 }
 
 /* Post this rank's part of one stage [lo, hi). */
-static int run_stage(const skewshim_sched *g, size_t lo, size_t hi, skewshim_call *c,
+static int run_stage(const skewshim_sched *g, size_t lo, size_t hi, skewshim_xargs *c,
                      skewshim_device_state *st, int ipc)
 {
     int me = c->rank, rc = MPI_SUCCESS;
@@ -358,16 +358,18 @@ static int run_stage(const skewshim_sched *g, size_t lo, size_t hi, skewshim_cal
     return rc;
 }
 
-int skewshim_exec_device(const skewshim_sched *g, skewshim_call *c)
+int skewshim_exec_device(const skewshim_sched *g, skewshim_xargs *c)
 {
     if (g->nranks != c->size)
         return MPI_ERR_INTERN;           /* same on every rank */
     if (!skewshim_device_nccl_ready(c))
-        return skewshim_exec_staged_sched(g, c);
-    skewshim_device_state *st = skewshim_device_state_get(c->cs);
+        return skewshim_exec_staged(c, skewshim_exec_sched, g);
+    skewshim_device_state *st = skewshim_device_state_get(c->device, c->size);
     int me = c->rank, saved;
     if (g->rank < 0)
         skewshim_sched_rank_stats(g, me, &c->stats);
+    else
+        c->stats = g->stats;
     c->tmp_bytes = own_tmp(g, me);
 
     int rc = skewshim_device_enter(st, c, -1, &saved);
@@ -450,39 +452,41 @@ void skewshim_nccl_free(skewshim_device_state *st)
     (void)st;
 }
 
-int skewshim_device_nccl_ready(skewshim_call *c)
+int skewshim_device_nccl_ready(skewshim_xargs *c)
 {
     (void)c;
     return 0;
 }
 
-int skewshim_run_nccl_fanout(skewshim_call *c)
+int skewshim_run_nccl_fanout(const void *plan, skewshim_xargs *c)
 {
-    return skewshim_exec_staged(c, skewshim_device_host_fanout);
+    (void)plan;
+    return skewshim_exec_staged(c, skewshim_device_host_fanout, NULL);
 }
 
-int skewshim_exec_device(const skewshim_sched *g, skewshim_call *c)
+int skewshim_exec_device(const skewshim_sched *g, skewshim_xargs *c)
 {
     if (g->nranks != c->size)
         return MPI_ERR_INTERN;
-    return skewshim_exec_staged_sched(g, c);
+    return skewshim_exec_staged(c, skewshim_exec_sched, g);
 }
 
 #else /* no CUDA */
 
-int skewshim_device_nccl_ready(skewshim_call *c)
+int skewshim_device_nccl_ready(skewshim_xargs *c)
 {
     (void)c;
     return 0;
 }
 
-int skewshim_run_nccl_fanout(skewshim_call *c)
+int skewshim_run_nccl_fanout(const void *plan, skewshim_xargs *c)
 {
+    (void)plan;
     (void)c;
     return MPI_ERR_OTHER;
 }
 
-int skewshim_exec_device(const skewshim_sched *g, skewshim_call *c)
+int skewshim_exec_device(const skewshim_sched *g, skewshim_xargs *c)
 {
     (void)g;
     (void)c;
@@ -490,3 +494,8 @@ int skewshim_exec_device(const skewshim_sched *g, skewshim_call *c)
 }
 
 #endif
+
+int skewshim_exec_device_sched(const void *plan, skewshim_xargs *c)
+{
+    return skewshim_exec_device(plan, c);
+}

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <mpi.h>
 #include "device.h"
-#include "comm.h"
 #include "exec.h"
 
 /* Messages are cut at 1 GiB so byte counts fit MPI's int. */
@@ -21,9 +20,10 @@
 /* Pairwise exchange (round k: to me+k, from me-k), a chunk pair at a time:
  * needs no allocation, so it cannot fail on one rank alone, and each
  * ordered pair talks in exactly one round, so chunks match in order. */
-int skewshim_device_host_fanout(skewshim_call *c)
+int skewshim_device_host_fanout(const void *plan, skewshim_xargs *c)
 {
-    MPI_Comm pcomm = skewshim_call_pcomm(c);
+    (void)plan;
+    MPI_Comm pcomm = c->pcomm;
     int me = c->rank, P = c->size, rc = MPI_SUCCESS;
     const char *sb = c->sendbuf;
     char *rb = c->recvbuf;
@@ -127,32 +127,17 @@ static void *pinned(void **keep, uint64_t *cap, uint64_t want, int rank)
     return p;
 }
 
-/* Element displacements of the packed layout, for a host run that reads
- * counts and displacements instead of bytes; NULL when they do not fit. */
-static int *packed_displs(int *out, const uint64_t *off, int P, MPI_Aint extent, int type_size)
-{
-    if (extent <= 0 || extent != type_size)
-        return NULL;
-    for (int j = 0; j < P; j++) {
-        if (off[j] % (uint64_t)extent || off[j] / (uint64_t)extent > (uint64_t)INT_MAX)
-            return NULL;
-        out[j] = (int)(off[j] / (uint64_t)extent);
-    }
-    return out;
-}
-
-static int staged(skewshim_call *c, int (*host_run)(skewshim_call *), const skewshim_sched *g)
+int skewshim_exec_staged(skewshim_xargs *c, skewshim_executor run, const void *plan)
 {
     int me = c->rank, P = c->size;
-    skewshim_device_state *st = skewshim_device_state_get(c->cs);
+    skewshim_device_state *st = skewshim_device_state_get(c->device, c->size);
     int saved = -1, entered = 0;
     int ok = 1, rc = MPI_SUCCESS;
 
     uint64_t *psoff = malloc(2 * (size_t)P * sizeof *psoff);
-    int *ds = malloc(2 * (size_t)P * sizeof *ds);
     uint64_t *proff = psoff ? psoff + P : NULL;
     uint64_t S = 0, R = 0;
-    if (!psoff || !ds) {
+    if (!psoff) {
         ok = 0;
     } else {
         for (int j = 0; j < P; j++) {
@@ -174,12 +159,6 @@ static int staged(skewshim_call *c, int (*host_run)(skewshim_call *), const skew
         hr = pinned(st ? &st->hrecv : NULL, st ? &st->hrecv_cap : NULL, R, me);
         ok = (S == 0 || hs) && (R == 0 || hr);
     }
-    uint64_t need = !g || !g->tmp_bytes ? 0 : g->rank < 0 ? g->tmp_bytes[me] : g->tmp_bytes[0];
-    void *htmp = NULL;
-    if (ok && need) {
-        htmp = skewshim_call_tmp(c, need);
-        ok = htmp != NULL;
-    }
     if (ok && S) {
         ok = copy_blocks(hs, psoff, c->sendbuf, c->soff, c->sbytes, P, s, me) == MPI_SUCCESS;
         ok = skewshim_cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize", me)
@@ -187,31 +166,21 @@ static int staged(skewshim_call *c, int (*host_run)(skewshim_call *), const skew
     }
     /* One agreement: a rank that could not stage must not leave the others
      * waiting in the host exchange. */
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, skewshim_call_pcomm(c));
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, c->pcomm);
     if (!ok) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
 
-    if (g) {
-        rc = skewshim_exec_host(g, me, hs, psoff, hr, proff, htmp, skewshim_call_pcomm(c));
-        if (g->rank < 0)    /* a slice's stats are already the caller's */
-            skewshim_sched_rank_stats(g, me, &c->stats);
-        c->tmp_bytes = need;
-    } else {
-        skewshim_call h = *c;
-        h.sendbuf = hs;
-        h.recvbuf = hr;
-        h.soff = psoff;
-        h.roff = proff;
-        h.sdispls = packed_displs(ds, psoff, P, c->sextent, c->type_size);
-        h.rdispls = packed_displs(ds + P, proff, P, c->rextent, c->type_size);
-        h.buffers = SKEWSHIM_BUF_HOST;
-        rc = host_run(&h);
-        c->stats = h.stats;
-        c->info = h.info;
-        c->tmp_bytes = h.tmp_bytes;
-    }
+    skewshim_xargs h = *c;
+    h.sendbuf = hs;
+    h.recvbuf = hr;
+    h.soff = psoff;
+    h.roff = proff;
+    rc = run(plan, &h);
+    c->stats = h.stats;
+    c->meta_bytes = h.meta_bytes;
+    c->tmp_bytes = h.tmp_bytes;
     if (rc == MPI_SUCCESS && R) {
         rc = copy_blocks(c->recvbuf, c->roff, hr, proff, c->rbytes, P, s, me);
         int e = skewshim_cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize", me);
@@ -230,35 +199,16 @@ out:
     if (entered)
         skewshim_device_leave(saved);
     free(psoff);
-    free(ds);
     return rc;
-}
-
-int skewshim_exec_staged(skewshim_call *c, int (*host_run)(skewshim_call *))
-{
-    return staged(c, host_run, NULL);
-}
-
-int skewshim_exec_staged_sched(const skewshim_sched *s, skewshim_call *c)
-{
-    if (s->nranks != c->size)
-        return MPI_ERR_INTERN;
-    return staged(c, NULL, s);
 }
 
 #else /* no CUDA */
 
-int skewshim_exec_staged(skewshim_call *c, int (*host_run)(skewshim_call *))
+int skewshim_exec_staged(skewshim_xargs *c, skewshim_executor run, const void *plan)
 {
     (void)c;
-    (void)host_run;
-    return MPI_ERR_OTHER;
-}
-
-int skewshim_exec_staged_sched(const skewshim_sched *s, skewshim_call *c)
-{
-    (void)s;
-    (void)c;
+    (void)run;
+    (void)plan;
     return MPI_ERR_OTHER;
 }
 

@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <mpi.h>
-#include "call.h"
 #include "exec.h"
 #include "fwd.h"
 #include "exec/forward.h"
+#include "policy.h"
 
 /* MPI counts are int: larger messages travel as several of at most this. */
 #define FWD_CHUNK ((uint64_t)1 << 30)
@@ -73,7 +73,7 @@ static int reqs_wait(reqs *q)
 
 /* One run of a forwarding schedule on this rank. */
 typedef struct fwd_run {
-    skewshim_call *c;
+    skewshim_xargs *c;
     const skewshim_fwd *f;
     skewshim_fwd_layout L;
     unsigned char *tmp;
@@ -141,7 +141,7 @@ static void deliver(fwd_run *x, int j, int g0, const void *src, uint64_t n)
 
 static void self_copy(fwd_run *x)
 {
-    skewshim_call *c = x->c;
+    skewshim_xargs *c = x->c;
     int w = x->f->width;
     for (int j = 0; j < w; j++) {
         int d = dest_rank(x, j, x->me);
@@ -154,7 +154,7 @@ static void self_copy(fwd_run *x)
 static int post_direct(fwd_run *x)
 {
     const skewshim_fwd *f = x->f;
-    skewshim_call *c = x->c;
+    skewshim_xargs *c = x->c;
     for (int k = 0; k < f->rounds; k++) {
         skewshim_fwd_round rd;
         skewshim_fwd_round_get(f, k, &rd);
@@ -181,7 +181,7 @@ static int post_direct(fwd_run *x)
 static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
 {
     const skewshim_fwd *f = x->f;
-    skewshim_call *c = x->c;
+    skewshim_xargs *c = x->c;
     const int w = f->width, G = f->group;
     const uint64_t M = x->L.block;
     const int n = rd->units, nw = rd->units * w;
@@ -215,7 +215,7 @@ static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
             return rc;
         x->q.n = 2;
         c->stats.messages++;
-        c->info.meta_bytes += 8 * (uint64_t)nw;
+        c->meta_bytes += 8 * (uint64_t)nw;
     }
     uint64_t out = 0;
     for (int i = 0; i < n; i++) {
@@ -323,27 +323,21 @@ static int run_group(fwd_run *x)
     return rc != MPI_SUCCESS ? rc : rc2;
 }
 
-static void stats_reset(skewshim_call *c)
-{
-    memset(&c->stats, 0, sizeof c->stats);
-    c->info.meta_bytes = 0;
-    c->tmp_bytes = 0;
-}
-
-static int run_start(fwd_run *x, skewshim_call *c, const skewshim_fwd *f,
+static int run_start(fwd_run *x, skewshim_xargs *c, const skewshim_fwd *f,
                      const skewshim_fwd_layout *L)
 {
     memset(x, 0, sizeof *x);
     x->c = c;
     x->f = f;
     x->L = *L;
-    x->comm = skewshim_call_pcomm(c);
-    stats_reset(c);
+    x->comm = c->pcomm;
+    memset(&c->stats, 0, sizeof c->stats);
+    c->meta_bytes = 0;
     c->tmp_bytes = L->total;
     if (L->total) {
-        x->tmp = skewshim_call_tmp(c, L->total);
-        if (!x->tmp)
-            return MPI_ERR_NO_MEM;
+        if (!c->tmp || c->tmp_cap < L->total)
+            return MPI_ERR_INTERN;      /* the plan's bound was not honoured */
+        x->tmp = c->tmp;
     } else {
         /* Nothing is stored (all blocks empty, or no forwarding); a valid
          * base keeps the zero-length offsets off a null pointer. */
@@ -360,17 +354,10 @@ static int run_end(fwd_run *x, int rc)
     return rc != MPI_SUCCESS ? rc : x->err;
 }
 
-static uint64_t max_block(const skewshim_call *c)
-{
-    return c->ag.max_block_bytes;
-}
-
-static int run_flat(skewshim_call *c, const skewshim_fwd *f)
+static int run_flat(skewshim_xargs *c, const skewshim_fwd *f, const skewshim_fwd_layout *L)
 {
     fwd_run x;
-    skewshim_fwd_layout L;
-    skewshim_fwd_layout_flat(f, max_block(c), &L);
-    int rc = run_start(&x, c, f, &L);
+    int rc = run_start(&x, c, f, L);
     if (rc == MPI_SUCCESS) {
         x.me = c->rank;
         rc = run_group(&x);
@@ -378,90 +365,13 @@ static int run_flat(skewshim_call *c, const skewshim_fwd *f)
     return run_end(&x, rc);
 }
 
-static int tuna_radix(const skewshim_call *c)
-{
-    return c->params ? c->params->tuna_radix : 0;
-}
-
-/* The three flat schedules differ only in their rounds; temp bound and
- * execution are shared. */
-enum flat_kind { FLAT_BRUCK2, FLAT_PADDED_BRUCK, FLAT_TUNA };
-
-static int plan_flat(const skewshim_call *c, enum flat_kind k, skewshim_fwd *f)
-{
-    switch (k) {
-    case FLAT_BRUCK2: return skewshim_fwd_plan_bruck2(f, c->size);
-    case FLAT_PADDED_BRUCK: return skewshim_fwd_plan_padded_bruck(f, c->size);
-    case FLAT_TUNA: return skewshim_fwd_plan_tuna(f, c->size, tuna_radix(c), max_block(c));
-    }
-    return -1;
-}
-
-static uint64_t temp_flat(const skewshim_call *c, enum flat_kind k)
-{
-    skewshim_fwd f;
-    skewshim_fwd_layout L;
-    if (plan_flat(c, k, &f) != 0)
-        return 0;
-    skewshim_fwd_layout_flat(&f, max_block(c), &L);
-    return L.total;
-}
-
-static int run_flat_kind(skewshim_call *c, enum flat_kind k)
-{
-    skewshim_fwd f;
-    if (plan_flat(c, k, &f) != 0)
-        return MPI_ERR_INTERN;
-    return run_flat(c, &f);
-}
-
-uint64_t skewshim_temp_bruck2(const skewshim_call *c) { return temp_flat(c, FLAT_BRUCK2); }
-uint64_t skewshim_temp_padded_bruck(const skewshim_call *c) { return temp_flat(c, FLAT_PADDED_BRUCK); }
-uint64_t skewshim_temp_tuna(const skewshim_call *c) { return temp_flat(c, FLAT_TUNA); }
-int skewshim_run_bruck2(skewshim_call *c) { return run_flat_kind(c, FLAT_BRUCK2); }
-int skewshim_run_padded_bruck(skewshim_call *c) { return run_flat_kind(c, FLAT_PADDED_BRUCK); }
-int skewshim_run_tuna(skewshim_call *c) { return run_flat_kind(c, FLAT_TUNA); }
-
 /* ---- TuNA_l^g ---------------------------------------------------------- */
-
-skewshim_reason skewshim_tuna_hier_check(const skewshim_call *c)
-{
-    const skewshim_topo *t = skewshim_call_topo(c);
-    if (!t || t->nranks != c->size || t->nnodes < 1)
-        return SKEWSHIM_REASON_INTERNAL;
-    for (int n = 0; n < t->nnodes; n++)
-        if (t->node_size[n] != t->max_per_node)
-            return SKEWSHIM_REASON_UNEVEN_NODES;
-    return SKEWSHIM_REASON_NONE;
-}
-
-static int hier_plan(const skewshim_call *c, skewshim_fwd_hier *h)
-{
-    const skewshim_topo *t = skewshim_call_topo(c);
-    const skewshim_params *p = c->params;
-    if (skewshim_tuna_hier_check(c) != SKEWSHIM_REASON_NONE)
-        return -1;
-    return skewshim_fwd_hier_init(h, t->nnodes, t->max_per_node, p ? p->tuna_hier_radix : 0,
-                                  p ? p->tuna_hier_block_count : 1,
-                                  p ? p->tuna_hier_variant : SKEWSHIM_TUNA_COALESCED,
-                                  max_block(c));
-}
-
-uint64_t skewshim_temp_tuna_hier(const skewshim_call *c)
-{
-    skewshim_fwd_hier h;
-    skewshim_fwd_layout L;
-    if (hier_plan(c, &h) != 0)
-        return 0;       /* the check rejects the call */
-    skewshim_fwd_layout_hier(&h, max_block(c), &L);
-    return L.total;
-}
 
 /* Block from origin local id g0 of this node for local id me of node
  * this + k: our own one still sits in the send buffer. */
 static const unsigned char *xblock(fwd_run *x, int k, int g0, uint64_t *size)
 {
-    skewshim_call *c = x->c;
+    skewshim_xargs *c = x->c;
     if (g0 == x->me) {
         int d = dest_rank(x, (x->node + k) % x->nodes, x->me);
         *size = c->sbytes[d];
@@ -477,7 +387,7 @@ static const unsigned char *xblock(fwd_run *x, int k, int g0, uint64_t *size)
  * each block moves left, and never past a block not yet moved). */
 static int inter_coalesced(fwd_run *x, const skewshim_fwd_hier *h)
 {
-    skewshim_call *c = x->c;
+    skewshim_xargs *c = x->c;
     const int N = h->nodes, Q = h->per_node;
     const uint64_t M = x->L.block;
     unsigned char *xbuf = x->tmp + x->L.xbuf, *xrecv = x->tmp + x->L.xrecv;
@@ -549,7 +459,7 @@ static int inter_coalesced(fwd_run *x, const skewshim_fwd_hier *h)
  * receive buffer; message i is node step i / Q + 1, origin local id i % Q. */
 static int inter_staggered(fwd_run *x, const skewshim_fwd_hier *h)
 {
-    skewshim_call *c = x->c;
+    skewshim_xargs *c = x->c;
     const int N = h->nodes, Q = h->per_node;
     const int total = (N - 1) * Q;
     int rc;
@@ -583,28 +493,31 @@ static int inter_staggered(fwd_run *x, const skewshim_fwd_hier *h)
     return MPI_SUCCESS;
 }
 
-int skewshim_run_tuna_hier(skewshim_call *c)
+static int run_hier(skewshim_xargs *c, const skewshim_fwd_hier *h, const skewshim_fwd_layout *L)
 {
-    skewshim_fwd_hier h;
-    skewshim_fwd_layout L;
     fwd_run x;
-    if (hier_plan(c, &h) != 0)
+    const skewshim_topo *t = c->topo;
+    if (!t || t->nranks != c->size || t->nnodes != h->nodes)
         return MPI_ERR_INTERN;
-    skewshim_fwd_layout_hier(&h, max_block(c), &L);
-    int rc = run_start(&x, c, &h.intra, &L);
+    int rc = run_start(&x, c, &h->intra, L);
     if (rc == MPI_SUCCESS) {
-        const skewshim_topo *t = skewshim_call_topo(c);
         x.t = t;
         x.node = t->node_of[c->rank];
         x.nodes = t->nnodes;
         x.me = t->local_of[c->rank];
         x.members = t->node_ranks + t->node_first[x.node];
         rc = run_group(&x);
-        if (rc == MPI_SUCCESS && h.nodes > 1) {
-            c->stats.rounds += (uint64_t)h.inter_rounds;
-            rc = h.variant == SKEWSHIM_TUNA_STAGGERED ? inter_staggered(&x, &h)
-                                                      : inter_coalesced(&x, &h);
+        if (rc == MPI_SUCCESS && h->nodes > 1) {
+            c->stats.rounds += (uint64_t)h->inter_rounds;
+            rc = h->variant == SKEWSHIM_TUNA_STAGGERED ? inter_staggered(&x, h)
+                                                       : inter_coalesced(&x, h);
         }
     }
     return run_end(&x, rc);
+}
+
+int skewshim_exec_forward(const void *plan, skewshim_xargs *x)
+{
+    const skewshim_fwd_plan *p = plan;
+    return p->hier ? run_hier(x, &p->h, &p->L) : run_flat(x, &p->flat, &p->L);
 }

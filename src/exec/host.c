@@ -116,3 +116,18 @@ int skewshim_exec_host(const skewshim_sched *s, int rank,
     free(q.st);
     return rc;
 }
+
+int skewshim_exec_sched(const void *plan, skewshim_xargs *x)
+{
+    const skewshim_sched *s = plan;
+    uint64_t need = !s->tmp_bytes ? 0 : s->rank < 0 ? s->tmp_bytes[x->rank] : s->tmp_bytes[0];
+    if (need > x->tmp_cap)
+        return MPI_ERR_INTERN;          /* the plan's bound was not honoured */
+    x->tmp_bytes = need;
+    if (s->rank < 0)
+        skewshim_sched_rank_stats(s, x->rank, &x->stats);
+    else
+        x->stats = s->stats;
+    return skewshim_exec_host(s, x->rank, x->sendbuf, x->soff, x->recvbuf, x->roff,
+                              need ? x->tmp : NULL, x->pcomm);
+}

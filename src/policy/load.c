@@ -88,6 +88,7 @@ void skewshim_params_default(skewshim_params *p)
     p->model_intra_bw = 150e9;
     p->model_inter_bw = 25e9;
     p->model_latency = 5e-6;
+    p->model_overhead = 2e-7;
 }
 
 void skewshim_policy_init_default(skewshim_policy *p)

@@ -38,6 +38,7 @@ const skewshim_param_desc skewshim_param_table[SKEWSHIM_NPARAMS] = {
     P("model", "intra_bw", SKEWSHIM_PK_NUMBER, 0, 1, 0, NULL, model_intra_bw),
     P("model", "inter_bw", SKEWSHIM_PK_NUMBER, 0, 1, 0, NULL, model_inter_bw),
     P("model", "latency", SKEWSHIM_PK_NUMBER, 0, 0, 0, NULL, model_latency),
+    P("model", "overhead", SKEWSHIM_PK_NUMBER, 0, 0, 0, NULL, model_overhead),
 };
 
 int skewshim_param_index(const char *name)

@@ -83,3 +83,20 @@ int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int de
     *rule = first == -2 ? -1 : first;
     return 1;
 }
+
+unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int device_possible)
+{
+    unsigned mask = 0;
+    for (int i = 0; i < p->nrules; i++) {
+        const skewshim_rule *r = &p->rules[i];
+        if (!in_range(&r->comm_size, (double)comm_size))
+            continue;
+        if (r->buffers == SKEWSHIM_BUF_DEVICE && !device_possible)
+            continue;
+        mask |= 1u << r->use;
+        if (size_only(r) && (r->buffers == SKEWSHIM_BUF_ANY ||
+                             (r->buffers == SKEWSHIM_BUF_HOST && !device_possible)))
+            return mask;        /* nothing after it can match */
+    }
+    return mask | 1u << p->fallback;
+}

@@ -238,3 +238,48 @@ done:
         *opt = d;
     return result;
 }
+
+/* Native: a rank's inter-node bytes go out at its fair share of the
+ * node's NICs, b = min(B2, m B2 / per_node), and the node's NICs carry at
+ * least the mean node volume; P - 1 messages posted per rank, overlapping
+ * (one latency).  The balanced schedule: at best every rank's inter-node
+ * volume comes down to the mean per rank (SABRE's relays, FLASH's
+ * balanced stages), plus the intra-node redistribution of a rank's data at
+ * B1, two latencies, and msg_factor times native's messages.  The matrix
+ * exchange: an allgather of P rows of (P + 3) words: a node receives
+ * per_node (P - per_node) rows through its m NICs and a rank the rest at
+ * B1; its rounds are those of MPI libraries' allgather: P - 1 (ring) from
+ * 512 KiB in all, else ceil(log2 P) (recursive doubling). */
+int skewshim_predict(const skewshim_predict_in *in, skewshim_predict_out *out)
+{
+    memset(out, 0, sizeof *out);
+    if (in->P < 1 || in->nodes < 1 || in->per_node < 1 || in->m < 1 || !(in->B1 > 0) ||
+        !(in->B2 > 0) || in->latency < 0 || in->overhead < 0)
+        return -1;
+    double P = in->P, Q = in->per_node, m = in->m;
+    double hot = (double)(in->max_isend > in->max_irecv ? in->max_isend : in->max_irecv);
+    double mean_rank = (double)in->sum_isend / P;
+    double node_mean = (double)in->sum_isend / in->nodes;
+    double all = (double)(in->max_send > in->max_recv ? in->max_send : in->max_recv);
+    double nodebw = m * in->B2;
+    double b = nodebw / Q < in->B2 ? nodebw / Q : in->B2;
+    double t = hot / b;
+    if (node_mean / nodebw > t)
+        t = node_mean / nodebw;
+    out->t_native = t + in->latency + (P - 1) * in->overhead;
+    double u = mean_rank / b;
+    if (node_mean / nodebw > u)
+        u = node_mean / nodebw;
+    out->t_sched = u + all / in->B1 + 2 * in->latency + in->msg_factor * (P - 1) * in->overhead;
+    double rowb = (P + 3) * 8.0;
+    double inter_rows = Q * (in->nodes > 1 ? P - Q : 0) * rowb;
+    double rounds = 0;
+    if (P * rowb >= 512.0 * 1024)
+        rounds = P - 1;
+    else
+        for (double k = 1; k < P; k *= 2)
+            rounds++;
+    out->t_meta = inter_rows / nodebw + (Q - 1) * rowb / in->B1 + rounds * in->latency +
+                  (P - 1) * in->overhead;
+    return 0;
+}

@@ -134,8 +134,42 @@ static void overlap(void)
     skewshim_topo_free(&t);
 }
 
+/* The pay-back guard's prediction: at P = 256 (32 nodes of 8, one NIC per
+ * node) a mildly skewed 1 MiB-max exchange cannot pay the P x P exchange
+ * back, while a strongly skewed 64 MiB one at P = 16 can; the exchange is
+ * priced with ring rounds from 512 KiB in all. */
+static void predict(void)
+{
+    skewshim_predict_in in = {
+        .P = 256, .nodes = 32, .per_node = 8, .m = 1, .B1 = 150e9, .B2 = 25e9,
+        .latency = 5e-6, .overhead = 2e-7, .max_isend = 1500000, .max_irecv = 1400000,
+        .sum_isend = 256ull * 300000, .max_send = 1600000, .max_recv = 1500000,
+        .msg_factor = SKEWSHIM_SABRE_MSG_FACTOR,
+    };
+    skewshim_predict_out o;
+    TAP_OK(skewshim_predict(&in, &o) == 0, "predict: P = 256 model usable");
+    TAP_OK(o.t_meta > 255 * 5e-6, "predict: P = 256 matrix exchange has ring rounds (%.0f us)",
+           o.t_meta * 1e6);
+    TAP_OK(o.t_sched < o.t_native, "predict: balancing alone would gain (%.0f < %.0f us)",
+           o.t_sched * 1e6, o.t_native * 1e6);
+    TAP_OK(o.t_sched + o.t_meta >= o.t_native, "predict: but not the matrix exchange back");
+    skewshim_predict_in big = in;
+    big.P = 16;
+    big.nodes = 2;
+    big.max_isend = big.max_irecv = 400ull << 20;
+    big.sum_isend = 16ull * (40ull << 20);
+    big.max_send = big.max_recv = 500ull << 20;
+    TAP_OK(skewshim_predict(&big, &o) == 0 && o.t_sched + o.t_meta < o.t_native,
+           "predict: P = 16, 400 MiB on a hot rank pays back (%.0f + %.0f < %.0f us)",
+           o.t_sched * 1e6, o.t_meta * 1e6, o.t_native * 1e6);
+    TAP_OK(o.t_meta < 255 * 5e-6 / 4, "predict: P = 16 exchange in log2 rounds");
+    big.m = 0;
+    TAP_OK(skewshim_predict(&big, &o) == -1, "predict: no NIC, no model");
+}
+
 int main(void)
 {
+    predict();
     fig9();
     fig10();
     overlap();
