@@ -8,8 +8,8 @@
 #include <mpi.h>
 #include <stdint.h>
 #include "policy.h"
-#include "sched.h"
-#include "topo.h"
+#include "schedule/sched.h"
+#include "topology/topo.h"
 
 struct skewshim_comm;
 

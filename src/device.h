@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 #include "call.h"
-#include "sched.h"
+#include "schedule/sched.h"
 
 struct skewshim_comm;
 

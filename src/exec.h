@@ -6,7 +6,7 @@
 #define SKEWSHIM_EXEC_H
 
 #include <mpi.h>
-#include "sched.h"
+#include "schedule/sched.h"
 
 /* Tag of every message the shim sends on its private communicator. */
 #define SKEWSHIM_TAG 0x5eed

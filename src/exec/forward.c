@@ -18,7 +18,7 @@
 #include <mpi.h>
 #include "call.h"
 #include "exec.h"
-#include "fwd.h"
+#include "schedule/forwarding.h"
 #include "exec/forward.h"
 
 /* MPI counts are int: larger messages travel as several of at most this. */
