@@ -423,13 +423,10 @@ static void log_call(skewshim_call *c, skewshim_reason reason, double t)
     r.reason = reason;
     r.buffers = c->ag.valid ? (c->ag.any_device ? SKEWSHIM_BUF_DEVICE : SKEWSHIM_BUF_HOST)
                             : c->buffers;
-    r.total_bytes = c->ag.sum_send;
-    r.max_block_bytes = c->ag.max_block_bytes;
-    r.mean_block_bytes = (double)c->ag.sum_send / ((double)c->size * c->size);
-    r.send_mtm_inter = c->ag.skew.send_mtm_inter;
-    r.recv_mtm_inter = c->ag.skew.recv_mtm_inter;
-    r.send_mtm_all = c->ag.skew.send_mtm_all;
-    r.recv_mtm_all = c->ag.skew.recv_mtm_all;
+    /* This rank's figures; the ring's merge makes the call's of them. */
+    r.traffic_known = c->sbytes != NULL;
+    if (r.traffic_known)
+        skewshim_rank_traffic_of(&cs->topo, c->rank, c->sbytes, c->rbytes, &r.traffic);
     r.time = t;
     r.rounds = c->stats.rounds;
     r.messages = c->stats.messages;
@@ -657,10 +654,15 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     const int local_location = 0;
 #endif
     /* The choice needs the agreement only when some fact of the call can
-     * change it (worked out once per communicator, skewshim_comm_get). */
+     * change it (worked out once per communicator, skewshim_comm_get).  The
+     * per-call log needs none: each rank logs its own row and column, and
+     * the ring's merge reduces them with the times (src/log/ring.c). */
     int fixed = forced < 0 && cs->fixed_rule != -2;
-    int need = logged || (forced < 0 && !fixed) || (fa && fa->needs_agreement) ||
-               local_location;
+    /* A call that goes to MPI untouched (native, forced or fixed) needs no
+     * agreement on where its buffers live. */
+    int native = forced == SKEWSHIM_ALGO_NATIVE || (fixed && cs->fixed_native);
+    int need = (forced < 0 && !fixed) || (fa && fa->needs_agreement) ||
+               (local_location && !native);
     int rc;
     if (need && (rc = skewshim_agree(&c)) != MPI_SUCCESS)
         return local_failure(&c, rc);
@@ -669,8 +671,11 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
          * left is an invalid argument (a negative count): an erroneous
          * program, which MPI reports on this rank as it would without the
          * shim. */
+        rc = pass_through(&c, c.local_reason);
+        if (logged)
+            log_call(&c, c.local_reason, 0.0);
         cs->ncalls++;
-        return pass_through(&c, c.local_reason);
+        return rc;
     }
 
     skewshim_params params;
