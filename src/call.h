@@ -8,10 +8,10 @@
 #include <mpi.h>
 #include <stdint.h>
 #include "exec.h"
-#include "fwd.h"
+#include "schedule/forwarding.h"
 #include "policy.h"
-#include "sched.h"
-#include "topo.h"
+#include "schedule/sched.h"
+#include "topology/topo.h"
 
 struct skewshim_comm;
 

@@ -7,7 +7,7 @@
 
 #include <mpi.h>
 #include <stdint.h>
-#include "topo.h"
+#include "topology/topo.h"
 #include "log.h"
 
 typedef struct skewshim_comm {

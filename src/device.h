@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 #include "exec.h"
-#include "sched.h"
+#include "schedule/sched.h"
 
 /* SKEWSHIM_BUF_DEVICE for memory of a CUDA device, SKEWSHIM_BUF_HOST for
  * everything else: NULL, unregistered or pinned host memory, managed memory

@@ -15,8 +15,8 @@
 
 #include <mpi.h>
 #include <stdint.h>
-#include "sched.h"
-#include "topo.h"
+#include "schedule/sched.h"
+#include "topology/topo.h"
 
 /* Tag of every message the shim sends on its private communicator. */
 #define SKEWSHIM_TAG 0x5eed

@@ -1,6 +1,7 @@
 /* The skew log: JSON Lines.  Per call (level calls / matrix), a record
- * written by rank 0 of the communicator once the call's time is known as
- * the max over ranks.  That max is gathered without a collective per call:
+ * written by rank 0 of the communicator once the call's time and figures are
+ * known as the max and sum over ranks.  They are gathered without a
+ * collective per call:
  * each rank keeps its records in a ring; when the ring is full, when the
  * communicator is freed and at finalize, the ring is merged with one
  * reduction (every rank reaches that point at the same call index, so the
@@ -13,8 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "policy.h"
-#include "sched.h"
-#include "topo.h"
+#include "schedule/sched.h"
+#include "topology/topo.h"
 
 typedef struct skewshim_record {
     uint64_t index;               /* call index on its communicator */
@@ -22,6 +23,13 @@ typedef struct skewshim_record {
     int algo;                     /* skewshim_algo_id */
     int why, rule, reason;        /* SKEWSHIM_WHY_*, rule index, fallback reason */
     int buffers;
+    /* this rank's row and column; traffic_known is 0 where the call was
+     * not described (in place).  The merge reduces them (max and sum over
+     * ranks) into the call's figures below, so no call needs a collective
+     * of its own to be logged. */
+    skewshim_rank_traffic traffic;
+    int traffic_known;
+    /* the call's figures, set by the merge */
     uint64_t total_bytes, max_block_bytes;
     double mean_block_bytes;
     double send_mtm_inter, recv_mtm_inter, send_mtm_all, recv_mtm_all;
@@ -55,12 +63,15 @@ int skewshim_ring_push(skewshim_ring *ring, const skewshim_record *rec, MPI_Comm
 /* Merge and write what is buffered (collective over pcomm). */
 int skewshim_ring_flush(skewshim_ring *ring, MPI_Comm pcomm, int rank);
 /* The same flush in two halves, for finalize: start it on every live
- * communicator (PMPI_Ireduce; reqs[] may come back MPI_REQUEST_NULL), wait on
+ * communicator (SKEWSHIM_RING_NREQ PMPI_Ireduce; reqs[] may come back
+ * MPI_REQUEST_NULL), wait on
  * all the requests together (PMPI_Waitall), then finish each ring (rank 0
  * writes).  Blocking flushes in a loop could deadlock, as ranks belong to
  * different sub-communicators.  Every flush is built on these, so blocking
  * and finalize flushes of one ring always match. */
-int skewshim_ring_flush_start(skewshim_ring *ring, MPI_Comm pcomm, int rank, MPI_Request reqs[2]);
+enum { SKEWSHIM_RING_NREQ = 3 };
+int skewshim_ring_flush_start(skewshim_ring *ring, MPI_Comm pcomm, int rank,
+                              MPI_Request reqs[SKEWSHIM_RING_NREQ]);
 int skewshim_ring_flush_finish(skewshim_ring *ring, int rank);
 void skewshim_ring_free(skewshim_ring *ring);
 /* Level matrix: the full traffic matrix of a sampled call, written by rank 0.

@@ -8,8 +8,8 @@
 #ifndef SKEWSHIM_PLAN_H
 #define SKEWSHIM_PLAN_H
 
-#include "sched.h"
-#include "topo.h"
+#include "schedule/sched.h"
+#include "topology/topo.h"
 #include "policy.h"
 
 /* This rank's view: sizes of its P send and receive blocks, in bytes. */

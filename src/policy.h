@@ -139,6 +139,9 @@ int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int de
  * when device_possible.  Rank-invariant: lets the caller see, before any
  * exchange, whether every candidate but native needs the whole size matrix
  * (then the matrix exchange is the agreement). */
+/* Whether a rule matches on facts of the call (block sizes, skew) that the
+ * ranks must agree on, rather than on the communicator alone. */
+int skewshim_rule_uses_facts(const skewshim_rule *r);
 unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int device_possible);
 int skewshim_params_equal(const skewshim_params *a, const skewshim_params *b);
 

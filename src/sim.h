@@ -23,8 +23,8 @@
 
 #include <stdint.h>
 
-#include "sched.h"
-#include "topo.h"
+#include "schedule/sched.h"
+#include "topology/topo.h"
 
 typedef struct skewshim_sim_model {
     double B1;        /* intra-node bytes/s per rank and direction */

@@ -21,7 +21,7 @@
 
 #include "birkhoff.h"
 #include "plan.h"
-#include "workload.h"
+#include "workload/workload.h"
 
 static double now(void)
 {

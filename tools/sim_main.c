@@ -15,7 +15,7 @@
 
 #include "plan.h"
 #include "sim.h"
-#include "workload.h"
+#include "workload/workload.h"
 
 typedef struct planner_entry {
     const char *name;

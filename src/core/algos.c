@@ -17,7 +17,7 @@
 #include "device.h"
 #include "exec.h"
 #include "exec/forward.h"
-#include "fwd.h"
+#include "schedule/forwarding.h"
 #include "plan.h"
 
 /* ---- local planners: this rank's slice, no communication ---------------- */

@@ -533,13 +533,10 @@ static void log_call(skewshim_call *c, skewshim_reason reason, double t)
     r.reason = reason;
     r.buffers = c->ag.valid ? (c->ag.any_device ? SKEWSHIM_BUF_DEVICE : SKEWSHIM_BUF_HOST)
                             : c->buffers;
-    r.total_bytes = c->ag.sum_send;
-    r.max_block_bytes = c->ag.max_block_bytes;
-    r.mean_block_bytes = (double)c->ag.sum_send / ((double)c->size * c->size);
-    r.send_mtm_inter = c->ag.skew.send_mtm_inter;
-    r.recv_mtm_inter = c->ag.skew.recv_mtm_inter;
-    r.send_mtm_all = c->ag.skew.send_mtm_all;
-    r.recv_mtm_all = c->ag.skew.recv_mtm_all;
+    /* This rank's figures; the ring's merge makes the call's of them. */
+    r.traffic_known = c->sbytes != NULL;
+    if (r.traffic_known)
+        skewshim_rank_traffic_of(&cs->topo, c->rank, c->sbytes, c->rbytes, &r.traffic);
     r.time = t;
     r.rounds = c->stats.rounds;
     r.messages = c->stats.messages;
@@ -738,14 +735,19 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     const int local_location = 0;
 #endif
     /* The choice needs the agreement only when some fact of the call can
-     * change it (worked out once per communicator, skewshim_comm_get). */
+     * change it (worked out once per communicator, skewshim_comm_get).  The
+     * per-call log needs none: each rank logs its own row and column, and
+     * the ring's merge reduces them with the times (src/log/ring.c). */
     int fixed = forced < 0 && cs->fixed_rule != -2;
     int fixed_algo = !fixed ? -1 : cs->fixed_rule >= 0 ? (int)pol->rules[cs->fixed_rule].use
                                                        : (int)pol->fallback;
     const skewshim_algo *xa = fixed ? skewshim_algo_get((skewshim_algo_id)fixed_algo) : NULL;
-    /* In place, the memory cap rests on the agreed largest receive total. */
-    int need = logged || (forced < 0 && !fixed) || (fa && fa->needs_agreement) ||
-               (xa && xa->needs_agreement) || local_location || in_place;
+    /* A call that goes to MPI untouched (native, forced or fixed) needs no
+     * agreement on where its buffers live, nor on an in-place staging cap;
+     * in place otherwise, the cap rests on the agreed largest receive total. */
+    int native = forced == SKEWSHIM_ALGO_NATIVE || (fixed && cs->fixed_native);
+    int need = (forced < 0 && !fixed) || (fa && fa->needs_agreement) ||
+               (xa && xa->needs_agreement) || ((local_location || in_place) && !native);
     /* When every way this call can go but native needs the whole size
      * matrix, the matrix exchange is the agreement: one collective before
      * the schedule, never an allreduce and then an allgather. */
@@ -761,8 +763,11 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
          * left is an invalid argument (a negative count): an erroneous
          * program, which MPI reports on this rank as it would without the
          * shim. */
+        rc = pass_through(&c, c.local_reason);
+        if (logged)
+            log_call(&c, c.local_reason, 0.0);
         cs->ncalls++;
-        return pass_through(&c, c.local_reason);
+        return rc;
     }
 
     skewshim_params params;
@@ -798,10 +803,12 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
 
     const skewshim_algo *a = skewshim_algo_get(c.algo);
     skewshim_reason reason = check_algorithm(&c, a);
-    /* A choice made from agreed facts (not forced, not fixed by the policy
-     * alone) that would gather the matrix must pay it back: decided before
-     * the plan, which is where the exchange would run. */
-    if (reason == SKEWSHIM_REASON_NONE && forced < 0 && !fixed && gathers_matrix(c.algo) &&
+    /* A rule that matched on agreed facts (block sizes, skew) and would
+     * gather the matrix must pay it back; a forced algorithm, the default
+     * and a rule on the communicator alone are the user's explicit word.
+     * Decided before the plan, which is where the exchange would run. */
+    if (reason == SKEWSHIM_REASON_NONE && forced < 0 && c.rule >= 0 &&
+        skewshim_rule_uses_facts(&pol->rules[c.rule]) && gathers_matrix(c.algo) &&
         c.ag.valid && !pays_back(&c, &params))
         reason = SKEWSHIM_REASON_NOT_PAID_BACK;
     if (reason == SKEWSHIM_REASON_NONE)

@@ -282,8 +282,8 @@ void skewshim_comm_flush_all(void)
     int n = skewshim_comm_live();
     if (n == 0)
         return;
-    MPI_Request *req = malloc(2 * (size_t)n * sizeof *req);
-    MPI_Status *st = malloc(2 * (size_t)n * sizeof *st);
+    MPI_Request *req = malloc(SKEWSHIM_RING_NREQ * (size_t)n * sizeof *req);
+    MPI_Status *st = malloc(SKEWSHIM_RING_NREQ * (size_t)n * sizeof *st);
     if (!req || !st) {
         free(req);
         free(st);
@@ -291,8 +291,8 @@ void skewshim_comm_flush_all(void)
     }
     int k = 0;
     for (skewshim_comm *cs = live_head; cs && k < n; cs = cs->next, k++)
-        skewshim_ring_flush_start(&cs->ring, cs->pcomm, cs->rank, &req[2 * k]);
-    PMPI_Waitall(2 * k, req, st);
+        skewshim_ring_flush_start(&cs->ring, cs->pcomm, cs->rank, &req[SKEWSHIM_RING_NREQ * k]);
+    PMPI_Waitall(SKEWSHIM_RING_NREQ * k, req, st);
     k = 0;
     for (skewshim_comm *cs = live_head; cs && k < n; cs = cs->next, k++)
         skewshim_ring_flush_finish(&cs->ring, cs->rank);

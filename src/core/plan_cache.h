@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "plan.h"
-#include "sched.h"
+#include "schedule/sched.h"
 
 #define SKEWSHIM_PLAN_CACHE_SLOTS 4
 

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <mpi.h>
 #include "exec.h"
-#include "fwd.h"
+#include "schedule/forwarding.h"
 #include "exec/forward.h"
 #include "policy.h"
 

@@ -8,7 +8,7 @@
 #define SKEWSHIM_EXEC_FORWARD_H
 
 #include "exec.h"
-#include "fwd.h"
+#include "schedule/forwarding.h"
 
 /* plan: a skewshim_fwd_plan whose layout x->tmp holds (x->tmp_cap >= L.total).
  * Reports x->stats, x->meta_bytes and x->tmp_bytes. */

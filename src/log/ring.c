@@ -27,18 +27,26 @@
  * field beyond those of skewshim_ring.  What is merged how:
  *   MAX (double): time, rounds, meta_time, tmp_bytes (busiest rank),
  *                 t_pred, t_lb (identical on every rank, max is a no-op)
- *   SUM (uint64): messages, bytes_sent, bytes_forwarded, meta_bytes
- * The other fields are rank-invariant (agreed figures, choice, plan); rank
- * 0's copy is written.
+ *   SUM (uint64): messages, bytes_sent, bytes_forwarded, meta_bytes,
+ *                 the traffic (send, recv, isend, irecv) and the number of
+ *                 ranks that know theirs
+ *   MAX (uint64): the traffic (largest block, send, recv, isend, irecv)
+ * The call's figures (total, largest block, MTMs) follow from the traffic
+ * sums and maxima as they did from the agreement collective.  The other
+ * fields are rank-invariant (choice, plan); rank 0's copy is written.
  */
-enum { KD = 6, KU = 4 };
+enum { KD = 6, KU = 9, KM = 5 };
 _Static_assert(sizeof(skewshim_record) % sizeof(double) == 0,
                "the reduction arrays follow the records in one allocation");
 
 typedef struct ring_ws {
     double *dsend, *drecv;
     uint64_t *usend, *urecv;
+    uint64_t *msend, *mrecv;
 } ring_ws;
+
+/* Bytes of one record's reduction buffers, one direction. */
+#define RING_WS_BYTES (KD * sizeof(double) + (KU + KM) * sizeof(uint64_t))
 
 /* For a rank whose ring could not be allocated: zeros are neutral for MAX
  * of non-negative values and for SUM, so it joins the reductions without
@@ -52,9 +60,9 @@ typedef struct ring_ws {
  * holder's flush waits on.  Finalize's flushes, started together from one
  * thread, share it; no thread is writing anything else then. */
 static const double zeros_d[RING_MAX_CAP * KD];
-static const uint64_t zeros_u[RING_MAX_CAP * KU];
+static const uint64_t zeros_u[RING_MAX_CAP * (KU + KM)];
 static _Thread_local double last_resort_d[RING_MAX_CAP * KD];
-static _Thread_local uint64_t last_resort_u[RING_MAX_CAP * KU];
+static _Thread_local uint64_t last_resort_u[RING_MAX_CAP * (KU + KM)];
 
 /* MPI writes the receive side in code ThreadSanitizer does not see: say
  * so, so that two flushes writing one buffer at once are reported. */
@@ -97,17 +105,19 @@ static int ring_cap_of(const skewshim_ring *ring)
 static void ring_ws_of(skewshim_ring *ring, int rank, ring_ws *ws)
 {
     if (!ring->r) {
+        int cap = ring_cap_of(ring);
         ws->dsend = (double *)zeros_d;
         ws->usend = (uint64_t *)zeros_u;
+        ws->msend = (uint64_t *)zeros_u + (size_t)cap * KU;
         ws->drecv = NULL;
-        ws->urecv = NULL;
+        ws->urecv = ws->mrecv = NULL;
         if (rank == 0) {
-            int cap = ring_cap_of(ring);
             if (!ring->scratch)
-                ring->scratch = ring_malloc((size_t)cap * (KD * sizeof(double) + KU * sizeof(uint64_t)));
+                ring->scratch = ring_malloc((size_t)cap * RING_WS_BYTES);
             ws->drecv = ring->scratch ? (double *)ring->scratch : last_resort_d;
             ws->urecv = ring->scratch ? (uint64_t *)(void *)(ws->drecv + (size_t)cap * KD)
                                       : last_resort_u;
+            ws->mrecv = ws->urecv + (size_t)cap * KU;
         }
         return;
     }
@@ -118,6 +128,8 @@ static void ring_ws_of(skewshim_ring *ring, int rank, ring_ws *ws)
     uint64_t *u = (uint64_t *)(void *)(ws->drecv + (size_t)ring->cap * KD);
     ws->usend = u;
     ws->urecv = u + (size_t)ring->cap * KU;
+    ws->msend = ws->urecv + (size_t)ring->cap * KU;
+    ws->mrecv = ws->msend + (size_t)ring->cap * KM;
 }
 
 /* First push: allocate.  A failure keeps counting (cap < 0, r NULL) so the
@@ -125,8 +137,7 @@ static void ring_ws_of(skewshim_ring *ring, int rank, ring_ws *ws)
 static void ring_alloc(skewshim_ring *ring)
 {
     int cap = ring_cap_of(ring);
-    size_t bytes = (size_t)cap * (sizeof(skewshim_record) + 2 * KD * sizeof(double) +
-                                  2 * KU * sizeof(uint64_t));
+    size_t bytes = (size_t)cap * (sizeof(skewshim_record) + 2 * RING_WS_BYTES);
     ring->r = ring_malloc(bytes);
     ring->cap = ring->r ? cap : -cap;
     ring->n = 0;
@@ -147,40 +158,90 @@ int skewshim_ring_push(skewshim_ring *ring, const skewshim_record *rec, MPI_Comm
     return 0;
 }
 
-int skewshim_ring_flush_start(skewshim_ring *ring, MPI_Comm pcomm, int rank, MPI_Request reqs[2])
+/* This rank's share of a record, as the reductions take it. */
+static void record_pack(const skewshim_record *r, double *d, uint64_t *u, uint64_t *m)
 {
-    reqs[0] = reqs[1] = MPI_REQUEST_NULL;
+    const skewshim_rank_traffic *t = &r->traffic;
+    d[0] = r->time;
+    d[1] = (double)r->rounds;
+    d[2] = r->meta_time;
+    d[3] = (double)r->tmp_bytes;
+    d[4] = r->t_pred;
+    d[5] = r->t_lb;
+    u[0] = r->messages;
+    u[1] = r->bytes_sent;
+    u[2] = r->bytes_forwarded;
+    u[3] = r->meta_bytes;
+    u[4] = t->send;
+    u[5] = t->recv;
+    u[6] = t->isend;
+    u[7] = t->irecv;
+    u[8] = r->traffic_known != 0;
+    m[0] = t->max_block;
+    m[1] = t->send;
+    m[2] = t->recv;
+    m[3] = t->isend;
+    m[4] = t->irecv;
+}
+
+/* Rank 0's record with the merged values.  The call's figures need every
+ * rank's traffic: a call that was not described (in place), or a flush in
+ * which some rank could not keep its records, has none (MTMs null, as for
+ * a call that never reached the agreement). */
+static void record_unpack(skewshim_record *r, const double *d, const uint64_t *u,
+                          const uint64_t *m)
+{
+    r->time = d[0];
+    r->rounds = (uint64_t)d[1];
+    r->meta_time = d[2];
+    r->tmp_bytes = (uint64_t)d[3];
+    r->t_pred = d[4];
+    r->t_lb = d[5];
+    r->messages = u[0];
+    r->bytes_sent = u[1];
+    r->bytes_forwarded = u[2];
+    r->meta_bytes = u[3];
+    int P = r->comm_size;
+    r->total_bytes = r->max_block_bytes = 0;
+    r->mean_block_bytes = 0;
+    r->send_mtm_all = r->recv_mtm_all = r->send_mtm_inter = r->recv_mtm_inter = 0;
+    if (P <= 0 || u[8] != (uint64_t)P)
+        return;
+    r->total_bytes = u[4];
+    r->max_block_bytes = m[0];
+    r->mean_block_bytes = (double)u[4] / ((double)P * P);
+    r->send_mtm_all = skewshim_mtm(m[1], u[4], P);
+    r->recv_mtm_all = skewshim_mtm(m[2], u[5], P);
+    r->send_mtm_inter = skewshim_mtm(m[3], u[6], P);
+    r->recv_mtm_inter = skewshim_mtm(m[4], u[7], P);
+}
+
+int skewshim_ring_flush_start(skewshim_ring *ring, MPI_Comm pcomm, int rank,
+                              MPI_Request reqs[SKEWSHIM_RING_NREQ])
+{
+    for (int k = 0; k < SKEWSHIM_RING_NREQ; k++) reqs[k] = MPI_REQUEST_NULL;
     if (!ring || ring->n <= 0) return 0;
     ring_ws ws;
     ring_ws_of(ring, rank, &ws);
     int n = ring->n;
-    if (ring->r) {
-        for (int i = 0; i < n; i++) {
-            const skewshim_record *r = &ring->r[i];
-            double *d = ws.dsend + (size_t)i * KD;
-            uint64_t *u = ws.usend + (size_t)i * KU;
-            d[0] = r->time;
-            d[1] = (double)r->rounds;
-            d[2] = r->meta_time;
-            d[3] = (double)r->tmp_bytes;
-            d[4] = r->t_pred;
-            d[5] = r->t_lb;
-            u[0] = r->messages;
-            u[1] = r->bytes_sent;
-            u[2] = r->bytes_forwarded;
-            u[3] = r->meta_bytes;
-        }
-    }
+    if (ring->r)
+        for (int i = 0; i < n; i++)
+            record_pack(&ring->r[i], ws.dsend + (size_t)i * KD, ws.usend + (size_t)i * KU,
+                        ws.msend + (size_t)i * KM);
     MPI_WRITES(ws.drecv, (unsigned long)n * KD * sizeof(double));
     MPI_WRITES(ws.urecv, (unsigned long)n * KU * sizeof(uint64_t));
+    MPI_WRITES(ws.mrecv, (unsigned long)n * KM * sizeof(uint64_t));
     int rc = PMPI_Ireduce(ws.dsend, ws.drecv, n * KD, MPI_DOUBLE, MPI_MAX, 0, pcomm, &reqs[0]);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce(ws.usend, ws.urecv, n * KU, MPI_UINT64_T, MPI_SUM, 0, pcomm, &reqs[1]);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ireduce(ws.msend, ws.mrecv, n * KM, MPI_UINT64_T, MPI_MAX, 0, pcomm, &reqs[2]);
     if (rc != MPI_SUCCESS) {
         /* Errors are fatal by default; with a non-fatal handler, drop the
          * buffered records rather than write half-merged figures. */
-        if (reqs[0] != MPI_REQUEST_NULL) PMPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
-        reqs[0] = reqs[1] = MPI_REQUEST_NULL;
+        for (int k = 0; k < SKEWSHIM_RING_NREQ; k++)
+            if (reqs[k] != MPI_REQUEST_NULL) PMPI_Wait(&reqs[k], MPI_STATUS_IGNORE);
+        for (int k = 0; k < SKEWSHIM_RING_NREQ; k++) reqs[k] = MPI_REQUEST_NULL;
         ring->n = 0;
         free(ring->scratch);
         ring->scratch = NULL;
@@ -202,18 +263,8 @@ int skewshim_ring_flush_finish(skewshim_ring *ring, int rank)
         skewshim_sb_init(&b, stack, sizeof stack);
         for (int i = 0; i < ring->n; i++) {
             skewshim_record r = ring->r[i];
-            const double *d = ws.drecv + (size_t)i * KD;
-            const uint64_t *u = ws.urecv + (size_t)i * KU;
-            r.time = d[0];
-            r.rounds = (uint64_t)d[1];
-            r.meta_time = d[2];
-            r.tmp_bytes = (uint64_t)d[3];
-            r.t_pred = d[4];
-            r.t_lb = d[5];
-            r.messages = u[0];
-            r.bytes_sent = u[1];
-            r.bytes_forwarded = u[2];
-            r.meta_bytes = u[3];
+            record_unpack(&r, ws.drecv + (size_t)i * KD, ws.urecv + (size_t)i * KU,
+                          ws.mrecv + (size_t)i * KM);
             skewshim_record_to(&b, &r);
         }
         skewshim_log_write_lines(&b);
@@ -228,11 +279,11 @@ int skewshim_ring_flush(skewshim_ring *ring, MPI_Comm pcomm, int rank)
     /* Built on the non-blocking pair so every flush of a ring is the same
      * kind of collective: MPI never matches a blocking reduction with a
      * non-blocking one, and finalize uses the non-blocking form. */
-    MPI_Request reqs[2];
+    MPI_Request reqs[SKEWSHIM_RING_NREQ];
     int rc = skewshim_ring_flush_start(ring, pcomm, rank, reqs);
     if (rc != MPI_SUCCESS) return rc;
-    MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: gcc 12 warns on it (false positive) */
-    rc = PMPI_Waitall(2, reqs, st);
+    MPI_Status st[SKEWSHIM_RING_NREQ]; /* not MPI_STATUSES_IGNORE: gcc 12 warns on it (false positive) */
+    rc = PMPI_Waitall(SKEWSHIM_RING_NREQ, reqs, st);
     if (rc != MPI_SUCCESS) {
         ring->n = 0;
         free(ring->scratch);

@@ -7,7 +7,7 @@
  * the paper's monolithic working buffer W of P blocks shrinks to the P -
  * ceil(log2 P) - 1 in-transit slots TuNA derives (direct blocks and the own
  * block never wait), plus one round's send and receive stages. */
-#include "fwd.h"
+#include "schedule/forwarding.h"
 
 int skewshim_fwd_plan_bruck2(skewshim_fwd *f, int P)
 {

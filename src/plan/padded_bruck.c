@@ -7,7 +7,7 @@
  * with no metadata, then each receiver extracts its real counts.  Cheaper
  * than two-phase Bruck only when (N - 8)(P + 1) beta < 4 alpha (the paper's
  * inequality 3), i.e. for tiny blocks. */
-#include "fwd.h"
+#include "schedule/forwarding.h"
 
 int skewshim_fwd_plan_padded_bruck(skewshim_fwd *f, int P)
 {

@@ -6,7 +6,7 @@
  * (r = 2) and the intra-node phase of TuNA_l^g share.  See src/fwd.h for the
  * model; this file is its index arithmetic. */
 #include <stddef.h>
-#include "fwd.h"
+#include "schedule/forwarding.h"
 
 /* r^x for the x of a real round: r^x < G, so it fits in an int. */
 static int64_t ipow(int r, int x)

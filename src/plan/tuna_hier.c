@@ -10,7 +10,7 @@
  * Phase 2: the scattered exchange between ranks of equal local id, N - 1
  * node steps of one coalesced message (Q blocks) each, or (N - 1) Q
  * staggered messages of one block, in batches of block_count. */
-#include "fwd.h"
+#include "schedule/forwarding.h"
 #include "policy.h"
 
 int skewshim_fwd_hier_init(skewshim_fwd_hier *h, int nodes, int per_node, int radix,

@@ -43,9 +43,14 @@ int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
 }
 
 /* A rule whose matchers need nothing agreed: no block size, no skew. */
+int skewshim_rule_uses_facts(const skewshim_rule *r)
+{
+    return r->max_block_bytes.set || r->avg_block_bytes.set || r->mtm.set;
+}
+
 static int size_only(const skewshim_rule *r)
 {
-    return !r->max_block_bytes.set && !r->avg_block_bytes.set && !r->mtm.set;
+    return !skewshim_rule_uses_facts(r);
 }
 
 static int same_outcome(const skewshim_policy *p, int a, int b)

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "skewshim.h"
-#include "workload.h"
+#include "workload/workload.h"
 
 #ifdef SKEWSHIM_HAVE_CUDA
 #include <cuda_runtime_api.h>

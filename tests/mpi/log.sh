@@ -23,6 +23,42 @@ ok &= all(len(m["bytes"]) == 4 and all(len(r) == 4 for r in m["bytes"]) for m in
 sys.exit(0 if ok else 1)
 PYEOF
 ok $? "records carry algo, size, nodes, regime, T_LB, cache hit; matrices are 4x4"
+# The figures of every record, merged over ranks from each rank's own row
+# and column, against the same figures computed here from the call's matrix
+# (level matrix logs it): integers equal, numbers as the log prints them
+# (%.10g), so the check is byte for byte.
+printf 'version: 1\ntopology: {ranks_per_node: 2}\nlog: {level: matrix, path: "%s/fig.jsonl"}\nrules:\n  - {use: scattered}\n' "$TESTDIR" > "$TESTDIR/fig.yaml"
+SKEWSHIM_CONFIG="$TESTDIR/fig.yaml" mpirun_n 4 "$CHECK" --comms world,split --workloads hot_send,hot_recv,uniform,zero --seeds 2 --types byte,int
+ok $? "scattered at P=4 in 2 emulated nodes, every call logged with its matrix"
+"$PY" - "$TESTDIR/fig.jsonl" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+mats = {(m["comm"], m["call"]): m for m in (r["matrix"] for r in recs if "matrix" in r)}
+calls = [r for r in recs if "call" in r and "matrix" not in r]
+def num(v): return float("%.10g" % v)
+def mtm(mx, sm, P): return 1.0 if sm == 0 else float(P) * float(mx) / float(sm)
+bad = 0
+for c in calls:
+    m = mats[(c["comm"], c["call"])]
+    B, P, node = m["bytes"], m["P"], m["node_of"]
+    send = [sum(B[i]) for i in range(P)]
+    recv = [sum(B[i][j] for i in range(P)) for j in range(P)]
+    isend = [sum(B[i][j] for j in range(P) if node[j] != node[i]) for i in range(P)]
+    irecv = [sum(B[i][j] for i in range(P) if node[j] != node[i]) for j in range(P)]
+    want = {"total_bytes": sum(send), "max_block_bytes": max(max(r) for r in B),
+            "mean_block_bytes": num(sum(send) / (float(P) * P)),
+            "send_mtm_all": num(mtm(max(send), sum(send), P)),
+            "recv_mtm_all": num(mtm(max(recv), sum(recv), P)),
+            "send_mtm_inter": num(mtm(max(isend), sum(isend), P)),
+            "recv_mtm_inter": num(mtm(max(irecv), sum(irecv), P))}
+    for k, v in want.items():
+        if c[k] != v:
+            bad += 1
+            print("# comm %d call %d: %s = %r, from the matrix %r" % (c["comm"], c["call"], k, c[k], v))
+print("# %d records checked against their matrices" % len(calls))
+sys.exit(0 if calls and len(calls) == len(mats) and bad == 0 else 1)
+PYEOF
+ok $? "every record's total, largest and mean block and four MTMs match its matrix"
 # Emulated nodes are consecutive ranks of MPI_COMM_WORLD: the even/odd
 # halves of 4 ranks in 2 nodes of 2 each span both nodes.
 printf 'version: 1\ntopology: {ranks_per_node: 2}\nlog: {level: calls, path: "%s/split.jsonl"}\n' "$TESTDIR" > "$TESTDIR/split.yaml"

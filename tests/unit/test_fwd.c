@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../tap.h"
-#include "fwd.h"
+#include "schedule/forwarding.h"
 #include "policy.h"
 
 static unsigned lcg(unsigned *s)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "schedule/sched.h"
 #include "tap.h"
 
 #define P 3

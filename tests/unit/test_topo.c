@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "tap.h"
-#include "topo.h"
+#include "topology/topo.h"
 
 int main(void)
 {

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../tap.h"
-#include "workload.h"
+#include "workload/workload.h"
 
 enum { P = 16 };
 static uint64_t a[P * P], b[P * P];

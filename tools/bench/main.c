@@ -23,7 +23,7 @@
 
 #include "bench.h"
 #include "skewshim.h"
-#include "workload.h"
+#include "workload/workload.h"
 
 int skewshim_bench_rank, skewshim_bench_size;
 

@@ -16,7 +16,7 @@
 
 #include "bench.h"
 #include "skewshim.h"
-#include "workload.h"
+#include "workload/workload.h"
 
 /* Errors in the options are the same on every rank (same argv), so every
  * rank stops on its own without talking; only rank 0 says why. */

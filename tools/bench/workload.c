@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "bench.h"
-#include "topo.h"
-#include "workload.h"
+#include "topology/topo.h"
+#include "workload/workload.h"
 
 /* Rank 0 reads the log and keeps the matrix (bytes) in *counts; the other
  * ranks get NULL there and only the header, so the file need only exist

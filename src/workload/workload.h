@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "topo.h"
+#include "topology/topo.h"
 
 typedef enum skewshim_wl_kind {
     SKEWSHIM_WL_EQUAL = 0,   /* every block S (max S) */

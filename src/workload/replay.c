@@ -10,7 +10,7 @@
  * JSON dependency; it accepts the keys of the inner object in any order and
  * skips unknown ones, so the log can grow fields without breaking replay. */
 
-#include "workload.h"
+#include "workload/workload.h"
 
 #include <ctype.h>
 #include <errno.h>

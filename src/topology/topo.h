@@ -54,6 +54,17 @@ typedef struct skewshim_skew {
 
 /* MTM from the reduced quantities (what the agreement collective yields). */
 double skewshim_mtm(uint64_t max_v, uint64_t sum_v, int nranks);
+/* One rank's share of an exchange: its row and column of the matrix, as the
+ * max and sum over ranks of these give the skew figures without the matrix
+ * (the agreement collective, the merge of the per-call log). */
+typedef struct skewshim_rank_traffic {
+    uint64_t max_block;          /* largest block this rank sends */
+    uint64_t send, recv;         /* bytes sent / received, all traffic */
+    uint64_t isend, irecv;       /* bytes sent to / received from other nodes */
+} skewshim_rank_traffic;
+
+void skewshim_rank_traffic_of(const skewshim_topo *t, int rank, const uint64_t *sbytes,
+                              const uint64_t *rbytes, skewshim_rank_traffic *out);
 /* All figures from a full matrix (tests, simulator, replay). */
 void skewshim_skew_of_matrix(const skewshim_matrix *m, const skewshim_topo *t,
                              skewshim_skew *out);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "schedule/sched.h"
 
 int skewshim_sched_init(skewshim_sched *s, int nranks, int rank)
 {

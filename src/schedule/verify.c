@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched.h"
+#include "schedule/sched.h"
 
 typedef struct rank_mem {
     uint64_t *tmp;       /* tags */

@@ -7,7 +7,7 @@
  * so the only randomness is a self-contained PRNG seeded from the request,
  * never rand() or the clock. */
 
-#include "workload.h"
+#include "workload/workload.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo.h"
+#include "topology/topo.h"
 
 void skewshim_topo_free(skewshim_topo *t)
 {
@@ -98,6 +98,23 @@ double skewshim_mtm(uint64_t max_v, uint64_t sum_v, int nranks)
     if (sum_v == 0)
         return 1.0;
     return (double)nranks * (double)max_v / (double)sum_v;
+}
+
+void skewshim_rank_traffic_of(const skewshim_topo *t, int rank, const uint64_t *sbytes,
+                              const uint64_t *rbytes, skewshim_rank_traffic *out)
+{
+    memset(out, 0, sizeof *out);
+    int me = t->node_of[rank];
+    for (int j = 0; j < t->nranks; j++) {
+        if (sbytes[j] > out->max_block)
+            out->max_block = sbytes[j];
+        out->send += sbytes[j];
+        out->recv += rbytes[j];
+        if (t->node_of[j] != me) {
+            out->isend += sbytes[j];
+            out->irecv += rbytes[j];
+        }
+    }
 }
 
 void skewshim_skew_of_matrix(const skewshim_matrix *m, const skewshim_topo *t,
