@@ -11,6 +11,8 @@
 #      changes of the platform's assumed numbers):
 #      - P = 256, S = 16: tuna <= 0.8 x native (0.27 today, doc/lab.md),
 #        tuna_hier <= 0.5 x native (0.14 today);
+#      - P = 256, S = 16: auto picks tuna_hier (the built-in policy's
+#        small-block rule) and takes <= 0.5 x native;
 #      - P = 64, S = 16 KiB: auto picks native and costs <= 1.03 x native
 #        (1.014 today: the agreement allreduce).  At 4 KiB it costs 1.05 x,
 #        so that size is not asserted (the agreement's cost is another
@@ -84,6 +86,17 @@ ok $? "P=256, S=16: tuna/native = ${r:-?} <= 0.8"
 r=$(field "$f256" 256 16 tuna_hier ratio)
 le "$r" 0.5
 ok $? "P=256, S=16: tuna_hier/native = ${r:-?} <= 0.5"
+# The built-in policy's small-block rule (conf/default.yaml): TuNA_l^g at
+# P >= 64 and blocks <= 64 B; it costs the agreement allreduce, so auto may
+# take a little more than the forced tuna_hier item but must beat native.
+st=$(field "$f256" 256 16 auto status)
+r=$(field "$f256" 256 16 auto ratio)
+if [ "$st" = ran=tuna_hier ]; then
+    le "$r" 0.5
+    ok $? "P=256, S=16: auto (ran tuna_hier) / native = ${r:-?} <= 0.5"
+else
+    ok 1 "P=256, S=16: auto expected to run tuna_hier, status ${st:-missing}"
+fi
 st=$(field "$f64" 64 16384 auto status)
 r=$(field "$f64" 64 16384 auto ratio)
 if [ "$st" = ran=native ]; then

@@ -89,33 +89,47 @@ static void test_builtin(void)
     TAP_OK(!strcmp(p.source, "<built-in default>"), "built-in source name");
     TAP_OK(settings_are_default(&p),
            "conf/default.yaml states exactly the compiled-in defaults");
-    TAP_OK(p.nrules == 4, "built-in has 4 rules (got %d)", p.nrules);
-    if (p.nrules == 4) {
+    TAP_OK(p.nrules == 7, "built-in has 7 rules (got %d)", p.nrules);
+    if (p.nrules == 7) {
         const skewshim_rule *r = p.rules;
-        TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA && r[0].buffers == SKEWSHIM_BUF_HOST &&
-                   r[0].comm_size.set && r[0].comm_size.lo == 64 && r[0].comm_size.hi < 0 &&
+        TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA_HIER && r[0].buffers == SKEWSHIM_BUF_HOST &&
+                   r[0].comm_size.lo == 64 && r[0].comm_size.hi < 0 &&
                    r[0].max_block_bytes.set && r[0].max_block_bytes.lo == 0 &&
-                   r[0].max_block_bytes.hi == 1024 && !r[0].mtm.set,
-               "rule 0: host, >= 64 ranks, blocks <= 1 KiB -> tuna");
-        TAP_OK(r[1].use == SKEWSHIM_ALGO_SABRE && r[1].buffers == SKEWSHIM_BUF_HOST &&
-                   r[1].comm_size.lo == 64 && r[1].mtm.set && r[1].mtm.lo == 2.2 &&
-                   r[1].mtm.hi < 0 && r[1].max_block_bytes.lo == 65536 &&
-                   r[1].max_block_bytes.hi < 0,
-               "rule 1: host, >= 64 ranks, mtm >= 2.2, blocks >= 64 KiB -> sabre");
-        TAP_OK(r[2].use == SKEWSHIM_ALGO_SABRE && r[2].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[2].comm_size.lo == 2 && r[2].avg_block_bytes.lo == 4 << 20 &&
-                   !r[2].mtm.set,
-               "rule 2: device, avg block >= 4 MiB -> sabre");
-        TAP_OK(r[3].use == SKEWSHIM_ALGO_SABRE && r[3].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[3].mtm.lo == 2.2 && r[3].avg_block_bytes.lo == 1 << 20,
-               "rule 3: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
+                   r[0].max_block_bytes.hi == 64 && !r[0].mtm.set && !r[0].avg_block_bytes.set,
+               "rule 0: host, >= 64 ranks, blocks <= 64 B -> tuna_hier");
+        TAP_OK(r[1].use == SKEWSHIM_ALGO_TUNA_HIER && r[1].buffers == SKEWSHIM_BUF_HOST &&
+                   r[1].comm_size.lo == 256 && r[1].comm_size.hi < 0 &&
+                   r[1].max_block_bytes.lo == 65 && r[1].max_block_bytes.hi == 1024,
+               "rule 1: host, >= 256 ranks, blocks 65 B - 1 KiB -> tuna_hier");
+        TAP_OK(r[2].use == SKEWSHIM_ALGO_SCATTERED && r[2].buffers == SKEWSHIM_BUF_HOST &&
+                   r[2].comm_size.lo == 64 && r[2].comm_size.hi == 255 &&
+                   r[2].max_block_bytes.lo == 65 && r[2].max_block_bytes.hi == 1024,
+               "rule 2: host, 64-255 ranks, blocks 65 B - 1 KiB -> scattered");
+        TAP_OK(r[3].use == SKEWSHIM_ALGO_FAST && r[3].buffers == SKEWSHIM_BUF_HOST &&
+                   r[3].comm_size.lo == 64 && r[3].comm_size.hi == 127 &&
+                   r[3].mtm.lo == 2.2 && r[3].mtm.hi < 0 &&
+                   r[3].avg_block_bytes.lo == 64 << 10 && !r[3].max_block_bytes.set,
+               "rule 3: host, 64-127 ranks, mtm >= 2.2, avg block >= 64 KiB -> fast");
+        TAP_OK(r[4].use == SKEWSHIM_ALGO_SCATTERED && r[4].buffers == SKEWSHIM_BUF_HOST &&
+                   r[4].comm_size.lo == 64 && r[4].comm_size.hi == 127 && !r[4].mtm.set &&
+                   r[4].max_block_bytes.lo == 128 << 10 && r[4].max_block_bytes.hi < 0,
+               "rule 4: host, 64-127 ranks, blocks >= 128 KiB -> scattered");
+        TAP_OK(r[5].use == SKEWSHIM_ALGO_SABRE && r[5].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[5].comm_size.lo == 2 && r[5].avg_block_bytes.lo == 4 << 20 &&
+                   !r[5].mtm.set,
+               "rule 5: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[6].use == SKEWSHIM_ALGO_SABRE && r[6].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[6].mtm.lo == 2.2 && r[6].avg_block_bytes.lo == 1 << 20,
+               "rule 6: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
         int same = 1;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 7; i++)
             same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
                     r[i].line > 0;
         TAP_OK(same, "built-in rules carry the global params and their lines");
-        TAP_OK(r[0].line < r[1].line && r[1].line < r[2].line && r[2].line < r[3].line,
-               "rule lines increase");
+        int incr = 1;
+        for (int i = 1; i < 7; i++)
+            incr &= r[i - 1].line < r[i].line;
+        TAP_OK(incr, "rule lines increase");
     }
     skewshim_policy_free(&p);
     TAP_OK(p.rules == NULL && p.nrules == 0, "policy_free drops the rules");
