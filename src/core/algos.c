@@ -12,6 +12,7 @@
 #include "device.h"
 #include "exec.h"
 #include "exec/forward.h"
+#include "labcharge.h"
 #include "plan.h"
 
 typedef int (*local_planner)(const skewshim_call *c, skewshim_sched *out);
@@ -37,6 +38,7 @@ static int run_local(skewshim_call *c, local_planner plan)
         return MPI_ERR_NO_MEM;
     int rc = MPI_ERR_NO_MEM;
     if (plan(c, &s) == 0) {
+        skewshim_lab_plan(s.nmoves, 0, 0);
         void *tmp = s.tmp_bytes[0] ? skewshim_call_tmp(c, s.tmp_bytes[0]) : NULL;
         if (!s.tmp_bytes[0] || tmp)
             rc = skewshim_exec_host(&s, c->rank, c->sendbuf, c->soff, c->recvbuf, c->roff, tmp,

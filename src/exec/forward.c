@@ -18,6 +18,7 @@
 #include <mpi.h>
 #include "call.h"
 #include "exec.h"
+#include "labcharge.h"
 #include "fwd.h"
 #include "exec/forward.h"
 
@@ -35,6 +36,7 @@ static int reqs_post(reqs *q, int is_send, void *buf, uint64_t bytes, int peer,
     uint64_t done = 0;
     if (bytes == 0 && !even_empty)
         return MPI_SUCCESS;
+    skewshim_lab_flush();       /* the packing before this message */
     do {
         if (q->n == q->cap) {
             int cap = q->cap ? 2 * q->cap : 64;
@@ -66,6 +68,7 @@ static MPI_Status *statuses_ignore(void)
 
 static int reqs_wait(reqs *q)
 {
+    skewshim_lab_flush();
     int rc = q->n ? PMPI_Waitall(q->n, q->r, statuses_ignore()) : MPI_SUCCESS;
     q->n = 0;
     return rc;
@@ -108,6 +111,7 @@ static void copy(fwd_run *x, void *dst, const void *src, uint64_t n)
     if (n) {
         memmove(dst, src, n);
         x->c->stats.bytes_copied += n;
+        skewshim_lab_copy(1, n);
     }
 }
 
@@ -193,6 +197,7 @@ static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
     unsigned char *sst = x->tmp + x->L.send_stage, *rst = x->tmp + x->L.recv_stage;
     int rc;
 
+    skewshim_lab_flush();       /* the last round's unpacking, before its metadata goes */
     skewshim_fwd_deltas(f, rd, deltas);
     /* Sizes first, so the exchange can fly while we pack. */
     for (int i = 0; i < n; i++) {
@@ -238,6 +243,7 @@ static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
             if (f->padded && s < M) {
                 /* Padding carries no data; zero it rather than send stale bytes. */
                 memset(sst + out + s, 0, M - s);
+                skewshim_lab_copy(1, M - s);
                 s = M;
             }
             if (!first)
@@ -355,6 +361,7 @@ static int run_start(fwd_run *x, skewshim_call *c, const skewshim_fwd *f,
 
 static int run_end(fwd_run *x, int rc)
 {
+    skewshim_lab_flush();
     free(x->q.r);
     free(x->direct.r);
     return rc != MPI_SUCCESS ? rc : x->err;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "exec.h"
+#include "labcharge.h"
 
 /* Larger moves travel as several messages of at most this many bytes, so
  * an int count never overflows; both sides split the same way. */
@@ -101,10 +102,13 @@ int skewshim_exec_host(const skewshim_sched *s, int rank,
         }
         for (size_t i = a; i < b && rc == MPI_SUCCESS; i++) {
             const skewshim_move *m = &s->moves[i];
-            if (m->src == rank && m->dst == rank)
+            if (m->src == rank && m->dst == rank) {
                 memmove(dst_addr(m, recvbuf, roff, tmp),
                         src_addr(m, sendbuf, soff, recvbuf, roff, tmp), m->bytes);
+                skewshim_lab_copy(1, m->bytes);
+            }
         }
+        skewshim_lab_flush();
         if (q.n) {
             int wrc = PMPI_Waitall((int)q.n, q.r, q.st);
             if (rc == MPI_SUCCESS)
