@@ -47,7 +47,7 @@ w("  One host per rank: the shim's nodes come from --ranks-per-node " + str(G) +
 w("  not from MPI_Comm_split_type (which would see one host per rank).")
 w(f"  Generated: python3 lab/platforms/gen-gpu.py {name} {G} {nodes} {up} {nic}")
 w("-->")
-w('<zone id="world" routing="Dijkstra">')
+w('<zone id="world" routing="DijkstraCache">')
 w('  <router id="net"/>')
 for n in range(nodes):
     w(f'  <router id="sw{n}"/>')

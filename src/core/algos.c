@@ -17,6 +17,7 @@
 #include "device.h"
 #include "exec.h"
 #include "exec/forward.h"
+#include "labcharge.h"
 #include "schedule/forwarding.h"
 #include "plan.h"
 
@@ -34,6 +35,7 @@ static uint64_t plan_local(skewshim_call *c, int scattered)
      * local failure, never a fallback alone. */
     if (rc)
         return SKEWSHIM_TEMP_NOMEM;
+    skewshim_lab_plan(c->local.nmoves, 0, 0);
     c->plan = &c->local;
     c->plan_tmp = c->local.tmp_bytes ? c->local.tmp_bytes[0] : 0;
     c->stats = c->local.stats;

@@ -13,6 +13,7 @@
 #include "comm.h"
 #include "core/internal.h"
 #include "core/plan_cache.h"
+#include "labcharge.h"
 #include "log.h"
 #include "plan.h"
 #include "sim.h"
@@ -112,6 +113,7 @@ static int make_plan(const skewshim_call *c, skewshim_plan_entry *e, const skews
                                               &e->max_tmp, &e->rep);
     if (rc)
         return -1;
+    skewshim_lab_plan(e->slice.nmoves, 0, (uint64_t)c->size * (uint64_t)c->size);
     e->t_lb = skewshim_lower_bound(m, t, nics, c->params->model_inter_bw);
     e->t_pred = 0;
     if (skewshim_log_level() >= SKEWSHIM_LOG_CALLS) {
@@ -193,6 +195,7 @@ uint64_t skewshim_global_plan(skewshim_call *c)
     }
     size_t n = (size_t)c->size * c->size;
     uint64_t h = skewshim_plan_hash(pc->matrix, n, &k);
+    skewshim_lab_plan(0, n, 0);    /* the gathered matrix: copied, checked, hashed */
     skewshim_plan_entry *e = skewshim_plan_lookup(pc, h, &k, pc->matrix, n);
     pc->cur_hit = e != NULL;
     if (!e) {

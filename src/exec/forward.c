@@ -17,6 +17,7 @@
 #include <string.h>
 #include <mpi.h>
 #include "exec.h"
+#include "labcharge.h"
 #include "schedule/forwarding.h"
 #include "exec/forward.h"
 #include "policy.h"
@@ -35,6 +36,7 @@ static int reqs_post(reqs *q, int is_send, void *buf, uint64_t bytes, int peer,
     uint64_t done = 0;
     if (bytes == 0 && !even_empty)
         return MPI_SUCCESS;
+    skewshim_lab_flush();       /* the packing before this message */
     do {
         if (q->n == q->cap) {
             int cap = q->cap ? 2 * q->cap : 64;
@@ -66,6 +68,7 @@ static MPI_Status *statuses_ignore(void)
 
 static int reqs_wait(reqs *q)
 {
+    skewshim_lab_flush();
     int rc = q->n ? PMPI_Waitall(q->n, q->r, statuses_ignore()) : MPI_SUCCESS;
     q->n = 0;
     return rc;
@@ -83,6 +86,7 @@ typedef struct fwd_run {
     const skewshim_topo *t;   /* TuNA_l^g only */
     int node, nodes;
     int err;                  /* inconsistent sizes seen: reported at the end */
+    int own;                  /* copying the own block: not charged in the lab */
     reqs q, direct;
 } fwd_run;
 
@@ -108,6 +112,8 @@ static void copy(fwd_run *x, void *dst, const void *src, uint64_t n)
     if (n) {
         memmove(dst, src, n);
         x->c->stats.bytes_copied += n;
+        if (!x->own)            /* MPI's alltoallv copies it too, free under SMPI */
+            skewshim_lab_copy(1, n);
     }
 }
 
@@ -143,11 +149,13 @@ static void self_copy(fwd_run *x)
 {
     skewshim_xargs *c = x->c;
     int w = x->f->width;
+    x->own = 1;
     for (int j = 0; j < w; j++) {
         int d = dest_rank(x, j, x->me);
         if (!x->t || j == x->node)
             to_recv(x, d, (const char *)c->sendbuf + c->soff[d], c->sbytes[d]);
     }
+    x->own = 0;
 }
 
 /* Post every direct round: origin send block straight into the receive block. */
@@ -193,6 +201,7 @@ static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
     unsigned char *sst = x->tmp + x->L.send_stage, *rst = x->tmp + x->L.recv_stage;
     int rc;
 
+    skewshim_lab_flush();       /* the last round's unpacking, before its metadata goes */
     skewshim_fwd_deltas(f, rd, deltas);
     /* Sizes first, so the exchange can fly while we pack. */
     for (int i = 0; i < n; i++) {
@@ -238,6 +247,7 @@ static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
             if (f->padded && s < M) {
                 /* Padding carries no data; zero it rather than send stale bytes. */
                 memset(sst + out + s, 0, M - s);
+                skewshim_lab_copy(1, M - s);
                 s = M;
             }
             if (!first)
@@ -349,6 +359,7 @@ static int run_start(fwd_run *x, skewshim_xargs *c, const skewshim_fwd *f,
 
 static int run_end(fwd_run *x, int rc)
 {
+    skewshim_lab_flush();
     free(x->q.r);
     free(x->direct.r);
     return rc != MPI_SUCCESS ? rc : x->err;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "exec.h"
+#include "labcharge.h"
 
 /* Larger moves travel as several messages of at most this many bytes, so
  * an int count never overflows; both sides split the same way. */
@@ -101,10 +102,17 @@ int skewshim_exec_host(const skewshim_sched *s, int rank,
         }
         for (size_t i = a; i < b && rc == MPI_SUCCESS; i++) {
             const skewshim_move *m = &s->moves[i];
-            if (m->src == rank && m->dst == rank)
+            if (m->src == rank && m->dst == rank) {
                 memmove(dst_addr(m, recvbuf, roff, tmp),
                         src_addr(m, sendbuf, soff, recvbuf, roff, tmp), m->bytes);
+                /* The own block (send to receive buffer) is copied by MPI's
+                 * alltoallv too, for free under SMPI: only the others are
+                 * the schedule's own cost. */
+                if (m->src_loc != SKEWSHIM_LOC_SEND || m->dst_loc != SKEWSHIM_LOC_RECV)
+                    skewshim_lab_copy(1, m->bytes);
+            }
         }
+        skewshim_lab_flush();
         if (q.n) {
             int wrc = PMPI_Waitall((int)q.n, q.r, q.st);
             if (rc == MPI_SUCCESS)
