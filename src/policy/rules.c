@@ -62,23 +62,33 @@ static int same_outcome(const skewshim_policy *p, int a, int b)
     return ua == ub && skewshim_params_equal(pa, pb);
 }
 
+/* Whether a rule can match any call on a communicator of this size. */
+static int can_match(const skewshim_rule *r, int comm_size, int device_possible)
+{
+    return in_range(&r->comm_size, (double)comm_size) &&
+           (r->buffers != SKEWSHIM_BUF_DEVICE || device_possible);
+}
+
+/* Whether it matches whatever the call looks like: nothing after it counts. */
+static int matches_every_call(const skewshim_rule *r, int device_possible)
+{
+    return size_only(r) && (r->buffers == SKEWSHIM_BUF_ANY ||
+                            (r->buffers == SKEWSHIM_BUF_HOST && !device_possible));
+}
+
 int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int device_possible,
                                  int *rule)
 {
     int first = -2;
     for (int i = 0; i < p->nrules; i++) {
         const skewshim_rule *r = &p->rules[i];
-        if (!in_range(&r->comm_size, (double)comm_size))
-            continue;
-        if (r->buffers == SKEWSHIM_BUF_DEVICE && !device_possible)
+        if (!can_match(r, comm_size, device_possible))
             continue;
         if (first == -2)
             first = i;
         else if (!same_outcome(p, first, i))
             return 0;
-        /* Matches whatever the call looks like: nothing after it counts. */
-        if (size_only(r) && (r->buffers == SKEWSHIM_BUF_ANY ||
-                             (r->buffers == SKEWSHIM_BUF_HOST && !device_possible))) {
+        if (matches_every_call(r, device_possible)) {
             *rule = first;
             return 1;
         }
@@ -94,14 +104,11 @@ unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int
     unsigned mask = 0;
     for (int i = 0; i < p->nrules; i++) {
         const skewshim_rule *r = &p->rules[i];
-        if (!in_range(&r->comm_size, (double)comm_size))
-            continue;
-        if (r->buffers == SKEWSHIM_BUF_DEVICE && !device_possible)
+        if (!can_match(r, comm_size, device_possible))
             continue;
         mask |= 1u << r->use;
-        if (size_only(r) && (r->buffers == SKEWSHIM_BUF_ANY ||
-                             (r->buffers == SKEWSHIM_BUF_HOST && !device_possible)))
-            return mask;        /* nothing after it can match */
+        if (matches_every_call(r, device_possible))
+            return mask;
     }
     return mask | 1u << p->fallback;
 }
