@@ -271,13 +271,8 @@ static int pack_send(skewshim_call *c, void **user_recv)
         R += c->rpack ? c->rbytes[j] : 0;
     }
     uint64_t need = 2 * (uint64_t)P * sizeof(uint64_t) + S + R;
-    if (need > cs->pack_cap) {
-        void *p = need <= SIZE_MAX ? realloc(cs->pack, (size_t)need) : NULL;
-        if (!p)
-            return MPI_ERR_NO_MEM;
-        cs->pack = p;
-        cs->pack_cap = need;
-    }
+    if (skewshim_scratch_grow(&cs->pack, &cs->pack_cap, need) != MPI_SUCCESS)
+        return MPI_ERR_NO_MEM;
     uint64_t *psoff = cs->pack, *proff = psoff + P;
     char *sdense = (char *)(proff + P), *rdense = sdense + S;
     *user_recv = c->recvbuf;

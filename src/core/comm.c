@@ -120,6 +120,18 @@ int skewshim_comm_topo_update(skewshim_comm *cs)
     return rc;
 }
 
+int skewshim_scratch_grow(void **buf, uint64_t *cap, uint64_t need)
+{
+    if (need <= *cap)
+        return MPI_SUCCESS;
+    void *p = need <= SIZE_MAX ? realloc(*buf, (size_t)need) : NULL;
+    if (!p)
+        return MPI_ERR_NO_MEM;
+    *buf = p;
+    *cap = need;
+    return MPI_SUCCESS;
+}
+
 /* Without an agreement no rank knows where the others' buffers live.  Only
  * the MPI library itself runs any mix of host and device buffers, so a
  * choice fixed in advance may skip the agreement only when it is native,

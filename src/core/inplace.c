@@ -68,13 +68,8 @@ int skewshim_inplace_stage(skewshim_call *c)
     for (int j = 0; j < P; j++)
         total += c->rbytes[j];
     uint64_t need = (uint64_t)P * sizeof(uint64_t) + total;
-    if (need > cs->stage_cap) {
-        void *p = need <= SIZE_MAX ? realloc(cs->stage, (size_t)need) : NULL;
-        if (!p)
-            return MPI_ERR_NO_MEM;
-        cs->stage = p;
-        cs->stage_cap = need;
-    }
+    if (skewshim_scratch_grow(&cs->stage, &cs->stage_cap, need) != MPI_SUCCESS)
+        return MPI_ERR_NO_MEM;
     uint64_t *off = cs->stage;
     char *dense = (char *)(off + P);
     uint64_t pos = 0;

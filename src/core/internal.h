@@ -46,6 +46,9 @@ void skewshim_init_lazy(void);                   /* first call without our MPI_I
 void skewshim_finalize_before_mpi(void);         /* before PMPI_Finalize */
 
 /* agree.c: the one agreement allreduce */
+/* Grow a per-communicator scratch buffer to at least need bytes (kept
+ * between calls, freed with the communicator): MPI_ERR_NO_MEM or success. */
+int skewshim_scratch_grow(void **buf, uint64_t *cap, uint64_t need);
 int skewshim_agree_setup(void);
 int skewshim_agree(skewshim_call *c);
 void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv);
