@@ -12,37 +12,9 @@
 #include "policy.h"
 #include "schedule/sched.h"
 #include "topology/topo.h"
+#include "vocab.h"
 
 struct skewshim_comm;
-
-/* Why a call went to PMPI_Alltoallv.  Counted per reason; names in
- * skewshim_reason_name(). */
-typedef enum skewshim_reason {
-    SKEWSHIM_REASON_NONE = 0,
-    SKEWSHIM_REASON_DISABLED,       /* SKEWSHIM_DISABLE=1 or a bad policy */
-    SKEWSHIM_REASON_NOT_INITIALIZED,
-    SKEWSHIM_REASON_IN_PLACE,
-    SKEWSHIM_REASON_NONCONTIG,
-    SKEWSHIM_REASON_INTERCOMM,
-    SKEWSHIM_REASON_TYPE_SIZE,      /* send and receive type sizes differ */
-    SKEWSHIM_REASON_INVALID_ARGS,   /* left to MPI to report */
-    SKEWSHIM_REASON_MIXED_BUFFERS,
-    SKEWSHIM_REASON_NO_DEVICE_PATH,
-    SKEWSHIM_REASON_NO_HOST_PATH,   /* device-only algorithm on host buffers */
-    SKEWSHIM_REASON_MEMORY_CAP,
-    SKEWSHIM_REASON_NOT_IMPLEMENTED,
-    SKEWSHIM_REASON_NCCL_UNAVAILABLE,
-    SKEWSHIM_REASON_UNEVEN_NODES,
-    SKEWSHIM_REASON_LARGE_COUNT,    /* MPI_Alltoallv_c: passed through */
-    SKEWSHIM_REASON_INTERNAL,       /* allocation failure and the like */
-    SKEWSHIM_REASON_NOT_PAID_BACK,  /* a rule's matrix schedule cannot pay its metadata back */
-    SKEWSHIM_REASON_COUNT
-} skewshim_reason;
-
-const char *skewshim_reason_name(skewshim_reason r);
-
-/* Why the algorithm was chosen. */
-enum { SKEWSHIM_WHY_RULE = 0, SKEWSHIM_WHY_DEFAULT, SKEWSHIM_WHY_FORCED, SKEWSHIM_WHY_FALLBACK };
 
 /* What the one agreement collective yields: identical on every rank. */
 typedef struct skewshim_agreed {

@@ -16,6 +16,7 @@
 #include "policy.h"
 #include "schedule/sched.h"
 #include "topology/topo.h"
+#include "vocab.h"
 
 typedef struct skewshim_record {
     uint64_t index;               /* call index on its communicator */
@@ -80,15 +81,8 @@ void skewshim_ring_free(skewshim_ring *ring);
 int skewshim_log_matrix(int comm_id, uint64_t index, const skewshim_matrix *m,
                         const skewshim_topo *t);
 /* Job summary at finalize: calls and time by algorithm, fallback reasons,
- * bytes.  Written to the log and, when asked, to stderr (rank 0). */
-typedef struct skewshim_totals {
-    uint64_t calls[32];           /* by algorithm */
-    double time[32];              /* by algorithm, this rank's seconds */
-    uint64_t bytes[32];
-    uint64_t fallbacks[32];       /* by reason */
-    uint64_t large_count_calls;   /* MPI_Alltoallv_c passed through */
-    uint64_t plan_cache_hits, plan_cache_lookups;
-} skewshim_totals;
+ * bytes (skewshim_totals, src/vocab.h).  Written to the log and, when
+ * asked, to stderr (rank 0). */
 int skewshim_log_summary(const skewshim_totals *t, MPI_Comm world, int to_stderr);
 void skewshim_record_json(const skewshim_record *r, FILE *f);
 

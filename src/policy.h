@@ -7,35 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* Names are the policy's names (DESIGN.md section 3). */
-typedef enum skewshim_algo_id {
-    SKEWSHIM_ALGO_NATIVE = 0,
-    SKEWSHIM_ALGO_SCATTERED,
-    SKEWSHIM_ALGO_PAIRWISE,
-    SKEWSHIM_ALGO_BRUCK2,
-    SKEWSHIM_ALGO_PADDED_BRUCK,
-    SKEWSHIM_ALGO_TUNA,
-    SKEWSHIM_ALGO_TUNA_HIER,
-    SKEWSHIM_ALGO_SABRE,
-    SKEWSHIM_ALGO_FAST,
-    SKEWSHIM_ALGO_NCCL_FANOUT,
-    SKEWSHIM_ALGO_AUTO,
-    SKEWSHIM_ALGO_COUNT
-} skewshim_algo_id;
-
-const char *skewshim_algo_name(skewshim_algo_id a);
-/* Returns the id, or -1 for an unknown name. */
-int skewshim_algo_from_name(const char *name);
-
-enum { SKEWSHIM_BUF_ANY = 0, SKEWSHIM_BUF_HOST = 1, SKEWSHIM_BUF_DEVICE = 2 };
-enum { SKEWSHIM_TUNA_COALESCED = 0, SKEWSHIM_TUNA_STAGGERED = 1 };
-enum {
-    SKEWSHIM_LOG_OFF = 0,
-    SKEWSHIM_LOG_SUMMARY = 1,
-    SKEWSHIM_LOG_CALLS = 2,
-    SKEWSHIM_LOG_MATRIX = 3
-};
+#include "vocab.h"
 
 /* Parameters of every algorithm.  A rule carries a full copy: the global
  * values with that rule's overrides applied. */

@@ -19,34 +19,6 @@
 #include "exec.h"
 #include "sim.h"
 
-static const char *const reason_names[SKEWSHIM_REASON_COUNT] = {
-    [SKEWSHIM_REASON_NONE] = "none",
-    [SKEWSHIM_REASON_DISABLED] = "disabled",
-    [SKEWSHIM_REASON_NOT_INITIALIZED] = "not_initialized",
-    [SKEWSHIM_REASON_IN_PLACE] = "in_place",
-    [SKEWSHIM_REASON_NONCONTIG] = "noncontiguous_type",
-    [SKEWSHIM_REASON_INTERCOMM] = "intercommunicator",
-    [SKEWSHIM_REASON_TYPE_SIZE] = "type_size",
-    [SKEWSHIM_REASON_INVALID_ARGS] = "invalid_args",
-    [SKEWSHIM_REASON_MIXED_BUFFERS] = "mixed_buffers",
-    [SKEWSHIM_REASON_NO_DEVICE_PATH] = "no_device_path",
-    [SKEWSHIM_REASON_NO_HOST_PATH] = "no_host_path",
-    [SKEWSHIM_REASON_MEMORY_CAP] = "memory_cap",
-    [SKEWSHIM_REASON_NOT_IMPLEMENTED] = "not_implemented",
-    [SKEWSHIM_REASON_NCCL_UNAVAILABLE] = "nccl_unavailable",
-    [SKEWSHIM_REASON_UNEVEN_NODES] = "uneven_nodes",
-    [SKEWSHIM_REASON_LARGE_COUNT] = "large_count",
-    [SKEWSHIM_REASON_INTERNAL] = "internal_error",
-    [SKEWSHIM_REASON_NOT_PAID_BACK] = "not_paid_back",
-};
-
-const char *skewshim_reason_name(skewshim_reason r)
-{
-    if ((int)r < 0 || r >= SKEWSHIM_REASON_COUNT || !reason_names[r])
-        return "unknown";
-    return reason_names[r];
-}
-
 void skewshim_count_fallback(skewshim_reason r, MPI_Comm comm)
 {
     int rank = 0;

@@ -1,7 +1,7 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-/* Runs the forwarding schedules of src/fwd.h with PMPI point-to-point.
+/* Runs the forwarding schedules of src/schedule/forwarding.h with PMPI point-to-point.
  *
  * A staged round: post the metadata exchange (sizes of the blocks this rank
  * forwards), pack the outgoing units into the send stage while it flies,

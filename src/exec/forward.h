@@ -1,4 +1,4 @@
-/* Host executor of the forwarding plans of src/fwd.h (two-phase Bruck,
+/* Host executor of the forwarding plans of src/schedule/forwarding.h (two-phase Bruck,
  * padded Bruck, TuNA, TuNA_l^g): PMPI point-to-point on the private
  * communicator, round by round, metadata (block sizes) then data.  The core
  * plans (the schedule and its temp layout, from rank-invariant facts) and

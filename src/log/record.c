@@ -9,9 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "call.h"
 #include "log_internal.h"
-#include "policy.h"
+#include "vocab.h"
 
 /* ---- names ------------------------------------------------------------ */
 
@@ -31,26 +30,6 @@ const char *skewshim_log_reason_name(int r, char *tmp, size_t len)
     if (n && *n) return n;
     snprintf(tmp, len, "reason_%d", r);
     return tmp;
-}
-
-static const char *why_name(int why)
-{
-    switch (why) {
-    case SKEWSHIM_WHY_RULE: return "rule";
-    case SKEWSHIM_WHY_DEFAULT: return "default";
-    case SKEWSHIM_WHY_FORCED: return "forced";
-    case SKEWSHIM_WHY_FALLBACK: return "fallback";
-    default: return "unknown";
-    }
-}
-
-static const char *buffers_name(int b)
-{
-    switch (b) {
-    case SKEWSHIM_BUF_HOST: return "host";
-    case SKEWSHIM_BUF_DEVICE: return "device";
-    default: return "any";
-    }
 }
 
 /* An MTM is >= 1 by definition; 0 is what a call that never reached the
@@ -80,7 +59,7 @@ void skewshim_record_to(sbuf *b, const skewshim_record *r)
     skewshim_sb_key(b, "algo", 0);
     skewshim_sb_str(b, skewshim_log_algo_name(r->algo, tmp, sizeof tmp));
     skewshim_sb_key(b, "why", 0);
-    skewshim_sb_str(b, why_name(r->why));
+    skewshim_sb_str(b, skewshim_why_name(r->why));
     if (r->rule >= 0) {
         skewshim_sb_key(b, "rule", 0);
         skewshim_sb_printf(b, "%d", r->rule);
@@ -90,7 +69,7 @@ void skewshim_record_to(sbuf *b, const skewshim_record *r)
         skewshim_sb_str(b, skewshim_log_reason_name(r->reason, tmp, sizeof tmp));
     }
     skewshim_sb_key(b, "buffers", 0);
-    skewshim_sb_str(b, buffers_name(r->buffers));
+    skewshim_sb_str(b, skewshim_buffers_name(r->buffers));
     skewshim_sb_key(b, "total_bytes", 0);
     skewshim_sb_u64(b, r->total_bytes);
     skewshim_sb_key(b, "max_block_bytes", 0);

@@ -17,7 +17,7 @@
 #include "log_internal.h"
 #include "policy.h"
 
-enum { NT = 32 };
+enum { NT = SKEWSHIM_COUNTER_SLOTS };
 /* The uint64 counters of skewshim_totals, packed for one SUM reduction. */
 enum { U_CALLS = 0, U_BYTES = NT, U_FALLBACKS = 2 * NT, U_LARGE = 3 * NT, U_HITS, U_LOOKUPS, U_N };
 

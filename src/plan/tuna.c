@@ -3,7 +3,7 @@
 #endif
 /* TuNA (Fan et al., "Configurable Non-uniform All-to-all Algorithms",
  * Algorithm 1): the radix-r forwarding schedule that the Bruck variants
- * (r = 2) and the intra-node phase of TuNA_l^g share.  See src/fwd.h for the
+ * (r = 2) and the intra-node phase of TuNA_l^g share.  See src/schedule/forwarding.h for the
  * model; this file is its index arithmetic. */
 #include <stddef.h>
 #include "schedule/forwarding.h"
