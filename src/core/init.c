@@ -102,9 +102,11 @@ static void fail_or_pass_through(void)
     if (skewshim_g.policy.strict || env_true("SKEWSHIM_STRICT")) {
         complain("strict mode: aborting the job");
         /* Rank 0 aborts first so its message is printed before the
-         * launcher tears the job down; the others follow in case it can't. */
+         * launcher tears the job down; the others follow only in case it
+         * can't, late enough that a loaded machine (2 s was not) never lets
+         * them kill rank 0 before it has spoken. */
         if (skewshim_g.world_rank != 0)
-            sleep(2);
+            sleep(20);
         PMPI_Abort(MPI_COMM_WORLD, 1);
     }
     complain("running in pass-through: every MPI_Alltoallv goes to the MPI library");
