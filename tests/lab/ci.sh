@@ -92,22 +92,19 @@ ok $? "P=256, S=16: tuna_hier/native = ${r:-?} <= 0.5"
 # The built-in policy's small-block rule (conf/default.yaml): TuNA_l^g at
 # P >= 64 and blocks <= 64 B; it costs the agreement allreduce, so auto may
 # take a little more than the forced tuna_hier item but must beat native.
-st=$(field "$f256" 256 16 auto status)
-r=$(field "$f256" 256 16 auto ratio)
-if [ "$st" = ran=tuna_hier ]; then
-    le "$r" 0.5
-    ok $? "P=256, S=16: auto (ran tuna_hier) / native = ${r:-?} <= 0.5"
-else
-    ok 1 "P=256, S=16: auto expected to run tuna_hier, status ${st:-missing}"
-fi
-st=$(field "$f64" 64 16384 auto status)
-r=$(field "$f64" 64 16384 auto ratio)
-if [ "$st" = ran=native ]; then
-    le "$r" 1.03
-    ok $? "P=64, S=16k: auto (ran native) / native = ${r:-?} <= 1.03"
-else
-    ok 1 "P=64, S=16k: auto expected to run native, status ${st:-missing}"
-fi
+# auto_ran CSV P S ALGO BOUND LABEL: auto ran ALGO and took <= BOUND x native.
+auto_ran() {
+    st=$(field "$1" "$2" "$3" auto status)
+    r=$(field "$1" "$2" "$3" auto ratio)
+    if [ "$st" = "ran=$4" ]; then
+        le "$r" "$5"
+        ok $? "$6: auto (ran $4) / native = ${r:-?} <= $5"
+    else
+        ok 1 "$6: auto expected to run $4, status ${st:-missing}"
+    fi
+}
+auto_ran "$f256" 256 16 tuna_hier 0.5 "P=256, S=16"
+auto_ran "$f64" 64 16384 native 1.03 "P=64, S=16k"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and
