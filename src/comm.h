@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include "policy/reuse.h"
 #include "topology/topo.h"
 #include "log.h"
 
@@ -32,6 +33,9 @@ typedef struct skewshim_comm {
      * whole size matrix (SABRE, FAST): the matrix exchange is then the
      * call's agreement, and no allreduce runs before it. */
     int matrix_first;
+    /* The outcome the last agreed calls settled on, and how many calls may
+     * still take it without agreeing (policy/reuse.h). */
+    skewshim_reuse reuse;
     /* scratch for the call description, grown with the comm size */
     uint64_t *scratch;      /* 4*P */
     void *tmp;              /* temp buffer for schedules */

@@ -55,6 +55,9 @@ typedef struct skewshim_policy {
     /* topology */
     int ranks_per_node;           /* 0 = auto (shared-memory split) */
     int nics_per_node;            /* >= 1 */
+    /* longest run of calls that reuse an agreed outcome (policy/reuse.h);
+     * 0: every call that needs the agreement runs it */
+    int reuse_agreement;
     /* algorithm used when no rule matches */
     skewshim_algo_id fallback;
     skewshim_params params;

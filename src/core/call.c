@@ -615,6 +615,30 @@ static int forced_native(skewshim_call *c)
     return rc;
 }
 
+/* What an agreed call ended as, for the calls after it.  Native is safe to
+ * reuse whatever a rank's own arguments are (MPI judges them).  So, in a
+ * host-only build, is a schedule planned from the rank's own sizes alone
+ * (scattered, pairwise): a rank that sees a local reason hands its call to
+ * MPI, which is an erroneous program either way, as when the policy fixes
+ * the choice for a communicator size.  Where buffers live is a local fact
+ * in a CUDA build, and every other schedule reads agreed figures. */
+static void note_outcome(const skewshim_call *c, const skewshim_algo *a, skewshim_reason reason,
+                         int in_place)
+{
+    int ran_native = reason != SKEWSHIM_REASON_NONE || c->algo == SKEWSHIM_ALGO_NATIVE;
+    int reusable = ran_native;
+#ifndef SKEWSHIM_HAVE_CUDA
+    if (!ran_native && a && a->run_host && !a->needs_agreement && !in_place &&
+        !gathers_matrix(c->algo))
+        reusable = 1;
+#else
+    (void)a;
+    (void)in_place;
+#endif
+    skewshim_reuse_note(&c->cs->reuse, c->rule, ran_native ? SKEWSHIM_ALGO_NATIVE : c->algo,
+                        reason, reusable, (uint32_t)skewshim_g.policy.reuse_agreement);
+}
+
 int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
@@ -721,6 +745,19 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     int matrix_first = forced >= 0 ? gathers_matrix(forced)
                        : fixed     ? gathers_matrix(fixed_algo)
                                    : cs->matrix_first;
+    /* A job that repeats its exchanges reuses what the agreement settled
+     * on (policy/reuse.h).  In place, only native is reused: the staging
+     * cap rests on an agreed figure. */
+    int reused_reason = SKEWSHIM_REASON_NONE, reused = 0;
+    if (need && forced < 0 && !fixed) {
+        int rule, algo;
+        reused = skewshim_reuse_take(&cs->reuse, in_place, &rule, &algo, &reused_reason);
+        if (reused) {
+            need = 0;
+            c.rule = rule;
+            c.algo = (skewshim_algo_id)algo;
+        }
+    }
     int rc;
     if (need && (rc = matrix_first ? skewshim_global_exchange(&c) : skewshim_agree(&c))
                     != MPI_SUCCESS)
@@ -742,6 +779,12 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     if (forced >= 0) {
         c.algo = (skewshim_algo_id)forced;
         c.why = SKEWSHIM_WHY_FORCED;
+    } else if (reused) {
+        /* The rule's choice as the agreed calls made it; an outcome that
+         * fell back there (a schedule that did not pay back) falls back
+         * alike, without planning again. */
+        chosen = c.rule >= 0 ? &pol->rules[c.rule].params : &pol->params;
+        c.why = c.rule >= 0 ? SKEWSHIM_WHY_RULE : SKEWSHIM_WHY_DEFAULT;
     } else if (fixed) {
         /* The same outcome whether or not a per-call log made the
          * agreement run; and without it, local facts (c.buffers) must not
@@ -769,12 +812,12 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     c.params = &params;
 
     const skewshim_algo *a = skewshim_algo_get(c.algo);
-    skewshim_reason reason = check_algorithm(&c, a);
+    skewshim_reason reason = reused ? (skewshim_reason)reused_reason : check_algorithm(&c, a);
     /* A rule that matched on agreed facts (block sizes, skew) and would
      * gather the matrix must pay it back; a forced algorithm, the default
      * and a rule on the communicator alone are the user's explicit word.
      * Decided before the plan, which is where the exchange would run. */
-    if (reason == SKEWSHIM_REASON_NONE && forced < 0 && c.rule >= 0 &&
+    if (reason == SKEWSHIM_REASON_NONE && !reused && forced < 0 && c.rule >= 0 &&
         skewshim_rule_uses_facts(&pol->rules[c.rule]) && gathers_matrix(c.algo) &&
         c.ag.valid && !pays_back(&c, &params))
         reason = SKEWSHIM_REASON_NOT_PAID_BACK;
@@ -799,6 +842,8 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     }
     if (c.local_planned)
         skewshim_sched_free(&c.local);
+    if (c.ag.valid && forced < 0 && !fixed)
+        note_outcome(&c, a, reason, in_place);
     double t = PMPI_Wtime() - t0;
     if (logged) {
         log_call(&c, reason, t);

@@ -103,6 +103,7 @@ void skewshim_policy_init_default(skewshim_policy *p)
     p->log_stderr = 0;
     p->ranks_per_node = 0;
     p->nics_per_node = 1;
+    p->reuse_agreement = 64;
     p->fallback = SKEWSHIM_ALGO_NATIVE;
     skewshim_params_default(&p->params);
     p->rules = NULL;

@@ -197,7 +197,7 @@ int skewshim_pol_parse_root(ctx *c, yaml_node_t *root, skewshim_policy *pol)
     static const char *const keys[] = {
         "version", "strict", "log", "topology", "max_temp_bytes", "default", "model",
         "scattered", "pairwise", "bruck2", "padded_bruck", "tuna", "tuna_hier",
-        "sabre", "fast", "nccl_fanout", "rules", NULL};
+        "sabre", "fast", "nccl_fanout", "rules", "reuse_agreement", NULL};
     yaml_node_t *k, *v;
     int idx, rc, r;
     char sub[PATHLEN];
@@ -218,6 +218,7 @@ int skewshim_pol_parse_root(ctx *c, yaml_node_t *root, skewshim_policy *pol)
             r = parse_params(c, v, sub, sval(k), p, &bits);
             break;
         case 16: r = parse_rules(c, v, pol); break;
+        case 17: r = skewshim_pol_need_int(c, v, sub, 0, 0, &pol->reuse_agreement); break;
         default: r = parse_empty(c, v, sub); break;   /* pairwise, bruck2, ... */
         }
         if (r)

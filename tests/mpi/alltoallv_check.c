@@ -47,7 +47,7 @@ typedef struct opts {
 } opts;
 
 static int rank_w, size_w;
-static long cases, failures;
+static long cases, failures, agreed_calls;
 
 static void die(const char *msg)
 {
@@ -109,6 +109,7 @@ static int check_expect(const opts *o, int noncontig, const char *what)
 {
     skewshim_last l;
     skewshim_last_call(&l);
+    agreed_calls += l.agreed != 0;
     const char *want = o->expect;
     char buf[64];
     /* Host data of any layout is packed and runs; device data must be one
@@ -386,11 +387,11 @@ int main(int argc, char **argv)
         if (c != MPI_COMM_WORLD)
             MPI_Comm_free(&c);
     }
-    long tot[2] = {cases, failures}, all[2];
-    MPI_Reduce(tot, all, 2, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    long tot[3] = {cases, failures, agreed_calls}, all[3];
+    MPI_Reduce(tot, all, 3, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank_w == 0)
-        printf("alltoallv_check: algo=%s %ld cases (rank-sum), %ld failed\n",
-               o.algo ? o.algo : "policy", all[0], all[1]);
+        printf("alltoallv_check: algo=%s %ld cases (rank-sum), %ld failed, %ld agreed\n",
+               o.algo ? o.algo : "policy", all[0], all[1], all[2]);
     int bad = failures > 0, anybad;
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Finalize();

@@ -3,12 +3,16 @@
 # around 20 exchanges: level calls merges its records in the ring, with no
 # collective of its own per call; level matrix gathers each sampled call's
 # matrix (one PMPI_Gather).  A policy whose choice needs skew figures runs
-# the agreement allreduce on every call, which shows the counting works.
+# the agreement allreduce until two agreed calls in a row end alike, then
+# reuses that outcome for runs of 1, 2, 4, ... calls (src/policy/reuse.h):
+# 20 calls agree at calls 0 1 3 6 11, 5 allreduces; with reuse_agreement: 0
+# every call agrees, which shows the counting works.
 . "${top_srcdir:-.}/tests/mpi/lib.sh"
 PROG="$top_builddir/tests/mpi/log_cost"
-policy() {   # policy NAME LEVEL RULE
-    printf 'version: 1\nlog: {level: %s, path: "%s/%s.jsonl"}\nrules:\n  - %s\n' \
-        "$2" "$TESTDIR" "$1" "$3" > "$TESTDIR/$1.yaml"
+policy() {   # policy NAME LEVEL RULE (and $EXTRA, a top-level line)
+    { printf 'version: 1\n'; [ -z "$EXTRA" ] || printf '%s\n' "$EXTRA"
+      printf 'log: {level: %s, path: "%s/%s.jsonl"}\nrules:\n  - %s\n' \
+        "$2" "$TESTDIR" "$1" "$3"; } > "$TESTDIR/$1.yaml"
 }
 # count NAME: the figure of a collective in the last run
 count() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$TESTDIR/out"; }
@@ -34,13 +38,18 @@ for n in 2 4; do
     cost $n calls-native calls '{use: native}' 0 0
     cost $n calls-native-forced calls '{use: scattered}' 0 0 SKEWSHIM_ALGORITHM=native
     cost $n calls-fixed calls '{use: scattered}' $base 0
-    cost $n calls-forced calls '{use: scattered}' $base 0 SKEWSHIM_ALGORITHM=tuna
+    # TuNA reads the agreed largest block: forced, it agrees in every build.
+    cost $n calls-forced calls '{use: scattered}' 20 0 SKEWSHIM_ALGORITHM=tuna
     cost $n summary-fixed summary '{use: scattered}' $base 0
     cost $n matrix-fixed matrix '{use: scattered}' $base 20
-    cost $n calls-skew calls '{mtm: [1.5, inf], use: scattered}' 20 0
+    cost $n calls-skew calls '{mtm: [1.5, inf], use: scattered}' 5 0
+    EXTRA='reuse_agreement: 0' cost $n calls-skew-every calls '{mtm: [1.5, inf], use: scattered}' 20 0
+    # scattered, planned from each rank's own sizes, is reused in a host
+    # build; a CUDA build agrees on where buffers live on every such call.
+    cost $n calls-skew-scattered calls '{mtm: [0, inf], use: scattered}' $((base ? 20 : 5)) 0
 done
 # The records of those runs are merged at finalize: 20 + 1 per run.
-for f in calls-native calls-fixed calls-forced calls-skew; do
+for f in calls-native calls-fixed calls-forced calls-skew calls-skew-every; do
     k=$(grep -c '"call":' "$TESTDIR/$f.jsonl")
     [ "$k" = 21 ]; ok $? "$f: 21 records ($k)"
 done

@@ -1,0 +1,51 @@
+#!/bin/sh
+# Reusing agreed outcomes under auto (src/policy/reuse.h): every call byte
+# for byte against PMPI_Alltoallv while the ranks skip the agreement on the
+# same calls, with workloads and types that move the choice between native
+# and a schedule from case to case (a rank that reused alone, or reused a
+# schedule that reads agreed figures, would hang or corrupt a block).  The
+# harness counts the calls that ran the agreement ("N agreed", rank-sum).
+. "${top_srcdir:-.}/tests/mpi/lib.sh"
+policy() {   # policy NAME RULE [TOP-LEVEL LINE]
+    { printf 'version: 1\nlog: {level: off}\n'; [ -z "$3" ] || printf '%s\n' "$3"
+      printf 'rules:\n  - %s\n' "$2"; } > "$TESTDIR/$1.yaml"
+}
+# run N NAME DESCRIPTION CHECK-ARGS...: sets $cases and $agreed
+run() {
+    n=$1 name=$2 desc=$3; shift 3
+    SKEWSHIM_CONFIG="$TESTDIR/$name.yaml" mpirun_n "$n" "$CHECK" "$@"
+    rc=$?
+    line=$(grep '^alltoallv_check:' "$TESTDIR/out" | tail -1)
+    cases=$(echo "$line" | sed -n 's/.* \([0-9]*\) cases.*/\1/p')
+    agreed=$(echo "$line" | sed -n 's/.* \([0-9]*\) agreed.*/\1/p')
+    ok $rc "$desc: P=$n $* ${line#alltoallv_check: }"
+}
+cuda=0
+grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null && cuda=1
+W=uniform,zero,hot_send,hot_recv,zipf,moe
+policy never '{max_block_bytes: [1G, inf], use: scattered}'
+policy every '{max_block_bytes: [1G, inf], use: scattered}' 'reuse_agreement: 0'
+policy small '{max_block_bytes: [0, 64], use: tuna_hier}'
+policy scat '{mtm: [0, inf], use: scattered}'
+for n in 2 3 4 5; do
+    # Every call ends native: after two agreed calls the runs begin.
+    run $n never "settled native" --workloads $W --types byte,double --seeds 6 --comms world,split
+    [ "$agreed" -gt 0 ] && [ $((agreed * 3)) -lt "$cases" ]
+    ok $? "P=$n settled native: $agreed of $cases calls agreed (fewer than a third)"
+    run $n every "reuse_agreement 0" --workloads $W --types byte,double --seeds 6 --comms world,split
+    [ "$agreed" = "$cases" ]
+    ok $? "P=$n reuse_agreement 0: every call agreed ($agreed of $cases)"
+    # 1-byte elements keep blocks <= 64 B (tuna_hier), doubles do not
+    # (native): the choice flips from case to case, and outcomes that read
+    # agreed figures are never reused.
+    run $n small "tuna_hier / native mix" --workloads $W --types byte,double --S 40 --seeds 4 \
+        --comms world,reverse
+    run $n small "tuna_hier / native mix, noncontiguous" --workloads uniform,zero --types vec12,byte \
+        --S 5 --seeds 4
+    # scattered is planned from a rank's own sizes: reused in a host build;
+    # a CUDA build agrees on where the buffers live on every such call.
+    run $n scat "scattered reused" --workloads $W --types byte,int --seeds 6 --comms world,split
+    if [ $cuda = 1 ]; then [ "$agreed" = "$cases" ]; else [ $((agreed * 3)) -lt "$cases" ]; fi
+    ok $? "P=$n scattered: $agreed of $cases calls agreed (cuda build: $cuda)"
+done
+done_testing
