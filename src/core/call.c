@@ -639,82 +639,73 @@ static void note_outcome(const skewshim_call *c, const skewshim_algo *a, skewshi
                         reason, reusable, (uint32_t)skewshim_g.policy.reuse_agreement);
 }
 
-int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+/* The calls that never reach a communicator's state: the shim off, native
+ * forced or fixed with no per-call log, arguments only MPI may judge, and
+ * inter-communicators.  1 when the call was handled (*rc its result). */
+static int handled_early(skewshim_call *c, int *rc)
 {
-    skewshim_call c;
-    memset(&c, 0, sizeof c);
-    c.sendbuf = sendbuf;
-    c.recvbuf = recvbuf;
-    c.scounts = sendcounts;
-    c.sdispls = sdispls;
-    c.rcounts = recvcounts;
-    c.rdispls = rdispls;
-    c.stype = sendtype;
-    c.rtype = recvtype;
-    c.comm = comm;
-    c.rule = -1;
-    c.info.regime = -1;
-    c.info.cache_hit = -1;
-
     if (!skewshim_g.initialized)
         skewshim_init_lazy();
-    if (skewshim_g.disabled || skewshim_g.finalized)
-        return pass_through(&c, skewshim_g.finalized ? SKEWSHIM_REASON_NOT_INITIALIZED
-                                                     : skewshim_g.disabled_reason);
-    if (__atomic_load_n(&skewshim_g.tool_disabled, __ATOMIC_RELAXED))
-        return pass_through(&c, SKEWSHIM_REASON_DISABLED);
+    if (skewshim_g.disabled || skewshim_g.finalized) {
+        *rc = pass_through(c, skewshim_g.finalized ? SKEWSHIM_REASON_NOT_INITIALIZED
+                                                  : skewshim_g.disabled_reason);
+        return 1;
+    }
+    if (__atomic_load_n(&skewshim_g.tool_disabled, __ATOMIC_RELAXED)) {
+        *rc = pass_through(c, SKEWSHIM_REASON_DISABLED);
+        return 1;
+    }
     int pick = chosen_algorithm();
-    if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick == SKEWSHIM_ALGO_NATIVE)
-        return forced_native(&c);
+    if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick == SKEWSHIM_ALGO_NATIVE) {
+        *rc = forced_native(c);
+        return 1;
+    }
     /* In place, MPI ignores the send arguments, so they are not judged. */
-    int in_place = sendbuf == MPI_IN_PLACE;
-    if (obviously_invalid(in_place ? recvtype : sendtype, recvtype, comm))
-        return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
+    if (obviously_invalid(c->in_place ? c->rtype : c->stype, c->rtype, c->comm)) {
+        *rc = pass_through(c, SKEWSHIM_REASON_INVALID_ARGS);
+        return 1;
+    }
     if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick < 0) {
         /* A communicator on which the policy can only say native (decided
-         * at its first call, below) takes the same short path.  Only an
+         * at its first call) takes the same short path.  Only an
          * intra-communicator has a state. */
-        skewshim_comm *known = skewshim_comm_peek(comm);
+        skewshim_comm *known = skewshim_comm_peek(c->comm);
         if (known && known->fixed_native) {
             known->ncalls++;
-            return forced_native(&c);
+            *rc = forced_native(c);
+            return 1;
         }
     }
     int inter = 0;
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
-        return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
-    if (inter)
-        return pass_through(&c, SKEWSHIM_REASON_INTERCOMM);
-    if (!recvcounts || !rdispls || (!in_place && (!sendcounts || !sdispls)))
-        return pass_through(&c, SKEWSHIM_REASON_INVALID_ARGS);
+    skewshim_reason why = SKEWSHIM_REASON_NONE;
+    if (PMPI_Comm_test_inter(c->comm, &inter) != MPI_SUCCESS)
+        why = SKEWSHIM_REASON_INVALID_ARGS;
+    else if (inter)
+        why = SKEWSHIM_REASON_INTERCOMM;
+    else if (!c->rcounts || !c->rdispls || (!c->in_place && (!c->scounts || !c->sdispls)))
+        why = SKEWSHIM_REASON_INVALID_ARGS;
+    if (why == SKEWSHIM_REASON_NONE)
+        return 0;
+    *rc = pass_through(c, why);
+    return 1;
+}
 
-    double t0 = PMPI_Wtime();
-    int forced = chosen_algorithm();
-    int level = skewshim_log_level();
-    skewshim_comm *cs = skewshim_comm_get(comm);
-    if (!cs)
-        return pass_through(&c, SKEWSHIM_REASON_INTERNAL);
-    c.cs = cs;
-    c.rank = cs->rank;
-    c.size = cs->size;
+/* How a call's choice is made: the user's word (forced), once per
+ * communicator (fixed), an earlier agreed outcome (reused), or the
+ * agreement now (need), which is the matrix exchange when matrix_first. */
+typedef struct route {
+    int forced;
+    int fixed, fixed_algo;
+    int reused, reused_reason;
+    int need, matrix_first;
+} route;
+
+static void route_call(skewshim_call *c, int forced, route *r)
+{
+    const skewshim_comm *cs = c->cs;
     const skewshim_policy *pol = &skewshim_g.policy;
-    int sample = skewshim_log_sample();
-    int logged = level >= SKEWSHIM_LOG_CALLS && cs->ncalls % (uint64_t)sample == 0;
-    if (forced < 0 && !logged && cs->fixed_native) {
-        /* The first call on a communicator where the policy can only say
-         * native: from the next one on, the check above catches it. */
-        cs->ncalls++;
-        return forced_native(&c);
-    }
-    if (skewshim_comm_topo_update(cs))
-        return local_failure(&c, MPI_ERR_NO_MEM);
-    /* MPI requires MPI_IN_PLACE on all ranks or none: rank-invariant. */
-    if (in_place)
-        skewshim_inplace_describe(&c);
-    c.local_reason = describe(&c);
-
+    memset(r, 0, sizeof *r);
+    r->forced = forced;
     const skewshim_algo *fa = forced >= 0 ? skewshim_algo_get((skewshim_algo_id)forced) : NULL;
 #ifdef SKEWSHIM_HAVE_CUDA
     /* Where buffers live is a local fact, and the device paths (NCCL, IPC,
@@ -729,40 +720,166 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
      * change it (worked out once per communicator, skewshim_comm_get).  The
      * per-call log needs none: each rank logs its own row and column, and
      * the ring's merge reduces them with the times (src/log/ring.c). */
-    int fixed = forced < 0 && cs->fixed_rule != -2;
-    int fixed_algo = !fixed ? -1 : cs->fixed_rule >= 0 ? (int)pol->rules[cs->fixed_rule].use
-                                                       : (int)pol->fallback;
-    const skewshim_algo *xa = fixed ? skewshim_algo_get((skewshim_algo_id)fixed_algo) : NULL;
+    r->fixed = forced < 0 && cs->fixed_rule != -2;
+    r->fixed_algo = !r->fixed              ? -1
+                    : cs->fixed_rule >= 0 ? (int)pol->rules[cs->fixed_rule].use
+                                          : (int)pol->fallback;
+    const skewshim_algo *xa = r->fixed ? skewshim_algo_get((skewshim_algo_id)r->fixed_algo) : NULL;
     /* A call that goes to MPI untouched (native, forced or fixed) needs no
      * agreement on where its buffers live, nor on an in-place staging cap;
      * in place otherwise, the cap rests on the agreed largest receive total. */
-    int native = forced == SKEWSHIM_ALGO_NATIVE || (fixed && cs->fixed_native);
-    int need = (forced < 0 && !fixed) || (fa && fa->needs_agreement) ||
-               (xa && xa->needs_agreement) || ((local_location || in_place) && !native);
+    int native = forced == SKEWSHIM_ALGO_NATIVE || (r->fixed && cs->fixed_native);
+    r->need = (forced < 0 && !r->fixed) || (fa && fa->needs_agreement) ||
+              (xa && xa->needs_agreement) || ((local_location || c->in_place) && !native);
     /* When every way this call can go but native needs the whole size
      * matrix, the matrix exchange is the agreement: one collective before
      * the schedule, never an allreduce and then an allgather. */
-    int matrix_first = forced >= 0 ? gathers_matrix(forced)
-                       : fixed     ? gathers_matrix(fixed_algo)
-                                   : cs->matrix_first;
+    r->matrix_first = forced >= 0 ? gathers_matrix(forced)
+                      : r->fixed  ? gathers_matrix(r->fixed_algo)
+                                  : cs->matrix_first;
     /* A job that repeats its exchanges reuses what the agreement settled
      * on (policy/reuse.h).  In place, only native is reused: the staging
      * cap rests on an agreed figure. */
-    int reused_reason = SKEWSHIM_REASON_NONE, reused = 0;
-    if (need && forced < 0 && !fixed) {
+    if (r->need && forced < 0 && !r->fixed) {
         int rule, algo;
-        reused = skewshim_reuse_take(&cs->reuse, in_place, &rule, &algo, &reused_reason);
-        if (reused) {
-            need = 0;
-            c.rule = rule;
-            c.algo = (skewshim_algo_id)algo;
+        r->reused = skewshim_reuse_take(&c->cs->reuse, c->in_place, &rule, &algo,
+                                        &r->reused_reason);
+        if (r->reused) {
+            r->need = 0;
+            c->rule = rule;
+            c->algo = (skewshim_algo_id)algo;
         }
     }
+}
+
+/* The algorithm and the parameters it runs with. */
+static const skewshim_params *choose(skewshim_call *c, const route *r)
+{
+    const skewshim_policy *pol = &skewshim_g.policy;
+    const skewshim_params *chosen = &pol->params;
+    if (r->forced >= 0) {
+        c->algo = (skewshim_algo_id)r->forced;
+        c->why = SKEWSHIM_WHY_FORCED;
+        return chosen;
+    }
+    if (r->reused) {
+        /* The rule's choice as the agreed calls made it; an outcome that
+         * fell back there (a schedule that did not pay back) falls back
+         * alike, without planning again. */
+    } else if (r->fixed) {
+        /* The same outcome whether or not a per-call log made the
+         * agreement run; and without it, local facts (c->buffers) must not
+         * reach the rules: a device rule could match on one rank only. */
+        c->rule = c->cs->fixed_rule;
+        c->algo = c->rule >= 0 ? pol->rules[c->rule].use : pol->fallback;
+    } else {
+        const skewshim_agreed *ag = &c->ag;
+        skewshim_facts f = {
+            .comm_size = c->size,
+            .max_block_bytes = (double)ag->max_block_bytes,
+            .avg_block_bytes = (double)ag->sum_send / ((double)c->size * c->size),
+            .mtm = ag->valid ? ag->skew.mtm_inter : 1.0,
+            .buffers = ag->valid ? (ag->any_device ? SKEWSHIM_BUF_DEVICE : SKEWSHIM_BUF_HOST)
+                                 : c->buffers,
+        };
+        skewshim_algo_id id;
+        c->rule = skewshim_policy_choose(pol, &f, &id, &chosen);
+        c->algo = id;
+    }
+    if (c->rule >= 0)
+        chosen = &pol->rules[c->rule].params;
+    c->why = c->rule >= 0 ? SKEWSHIM_WHY_RULE : SKEWSHIM_WHY_DEFAULT;
+    return chosen;
+}
+
+/* Whether the chosen algorithm takes the call, and its plan: the reason it
+ * does not, or none. */
+static skewshim_reason judge(skewshim_call *c, const skewshim_algo *a, const route *r)
+{
+    if (r->reused)
+        return (skewshim_reason)r->reused_reason == SKEWSHIM_REASON_NONE
+                   ? plan_algorithm(c, a)
+                   : (skewshim_reason)r->reused_reason;
+    skewshim_reason reason = check_algorithm(c, a);
+    /* A rule that matched on agreed facts (block sizes, skew) and would
+     * gather the matrix must pay it back; a forced algorithm, the default
+     * and a rule on the communicator alone are the user's explicit word.
+     * Decided before the plan, which is where the exchange would run. */
+    if (reason == SKEWSHIM_REASON_NONE && r->forced < 0 && c->rule >= 0 &&
+        skewshim_rule_uses_facts(&skewshim_g.policy.rules[c->rule]) && gathers_matrix(c->algo) &&
+        c->ag.valid && !pays_back(c, c->params))
+        reason = SKEWSHIM_REASON_NOT_PAID_BACK;
+    if (reason == SKEWSHIM_REASON_NONE)
+        reason = plan_algorithm(c, a);
+    return reason;
+}
+
+/* Runs the call as decided: MPI for native and every fallback (with the
+ * user's arguments: in place, the send side is MPI_IN_PLACE again), else
+ * the schedule, in place from a staged copy of the blocks it sends. */
+static int execute(skewshim_call *c, const skewshim_algo *a, skewshim_reason reason)
+{
     int rc;
-    if (need && (rc = matrix_first ? skewshim_global_exchange(&c) : skewshim_agree(&c))
-                    != MPI_SUCCESS)
+    if (reason != SKEWSHIM_REASON_NONE || c->algo == SKEWSHIM_ALGO_NATIVE) {
+        rc = PMPI_Alltoallv(c->in_place ? MPI_IN_PLACE : c->sendbuf, c->scounts, c->sdispls,
+                            c->stype, c->recvbuf, c->rcounts, c->rdispls, c->rtype, c->comm);
+        if (reason != SKEWSHIM_REASON_NONE) {
+            c->algo = SKEWSHIM_ALGO_NATIVE;
+            c->why = SKEWSHIM_WHY_FALLBACK;
+        }
+    } else if (c->in_place && (rc = skewshim_inplace_stage(c)) != MPI_SUCCESS) {
+        local_failure(c, rc);
+    } else {
+        rc = run_algorithm(c, a);
+    }
+    if (c->local_planned)
+        skewshim_sched_free(&c->local);
+    return rc;
+}
+
+int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    skewshim_call c = {
+        .sendbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .stype = sendtype,
+        .recvbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rtype = recvtype,
+        .comm = comm, .in_place = sendbuf == MPI_IN_PLACE, .rule = -1,
+        .info = {.regime = -1, .cache_hit = -1},
+    };
+    int rc;
+    if (handled_early(&c, &rc))
+        return rc;
+
+    double t0 = PMPI_Wtime();
+    int forced = chosen_algorithm();
+    int level = skewshim_log_level();
+    skewshim_comm *cs = skewshim_comm_get(comm);
+    if (!cs)
+        return pass_through(&c, SKEWSHIM_REASON_INTERNAL);
+    c.cs = cs;
+    c.rank = cs->rank;
+    c.size = cs->size;
+    int logged = level >= SKEWSHIM_LOG_CALLS && cs->ncalls % (uint64_t)skewshim_log_sample() == 0;
+    if (forced < 0 && !logged && cs->fixed_native) {
+        /* The first call on a communicator where the policy can only say
+         * native: from the next one on, handled_early catches it. */
+        cs->ncalls++;
+        return forced_native(&c);
+    }
+    if (skewshim_comm_topo_update(cs))
+        return local_failure(&c, MPI_ERR_NO_MEM);
+    /* MPI requires MPI_IN_PLACE on all ranks or none: rank-invariant. */
+    if (c.in_place)
+        skewshim_inplace_describe(&c);
+    c.local_reason = describe(&c);
+
+    route r;
+    route_call(&c, forced, &r);
+    if (r.need && (rc = r.matrix_first ? skewshim_global_exchange(&c) : skewshim_agree(&c))
+                      != MPI_SUCCESS)
         return local_failure(&c, rc);
-    if (!need && c.local_reason != SKEWSHIM_REASON_NONE) {
+    if (!r.need && c.local_reason != SKEWSHIM_REASON_NONE) {
         /* No agreement ran, and in a host-only build the only local reason
          * left is an invalid argument (a negative count): an erroneous
          * program, which MPI reports on this rank as it would without the
@@ -774,76 +891,19 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
         return rc;
     }
 
-    skewshim_params params;
-    const skewshim_params *chosen = &pol->params;
-    if (forced >= 0) {
-        c.algo = (skewshim_algo_id)forced;
-        c.why = SKEWSHIM_WHY_FORCED;
-    } else if (reused) {
-        /* The rule's choice as the agreed calls made it; an outcome that
-         * fell back there (a schedule that did not pay back) falls back
-         * alike, without planning again. */
-        chosen = c.rule >= 0 ? &pol->rules[c.rule].params : &pol->params;
-        c.why = c.rule >= 0 ? SKEWSHIM_WHY_RULE : SKEWSHIM_WHY_DEFAULT;
-    } else if (fixed) {
-        /* The same outcome whether or not a per-call log made the
-         * agreement run; and without it, local facts (c.buffers) must not
-         * reach the rules: a device rule could match on one rank only. */
-        c.rule = cs->fixed_rule;
-        c.algo = c.rule >= 0 ? pol->rules[c.rule].use : pol->fallback;
-        chosen = c.rule >= 0 ? &pol->rules[c.rule].params : &pol->params;
-        c.why = c.rule >= 0 ? SKEWSHIM_WHY_RULE : SKEWSHIM_WHY_DEFAULT;
-    } else {
-        skewshim_facts f = {
-            .comm_size = c.size,
-            .max_block_bytes = (double)c.ag.max_block_bytes,
-            .avg_block_bytes = (double)c.ag.sum_send / ((double)c.size * c.size),
-            .mtm = c.ag.valid ? c.ag.skew.mtm_inter : 1.0,
-            .buffers = c.ag.valid ? (c.ag.any_device ? SKEWSHIM_BUF_DEVICE : SKEWSHIM_BUF_HOST)
-                                  : c.buffers,
-        };
-        skewshim_algo_id id;
-        c.rule = skewshim_policy_choose(pol, &f, &id, &chosen);
-        c.algo = id;
-        c.why = c.rule >= 0 ? SKEWSHIM_WHY_RULE : SKEWSHIM_WHY_DEFAULT;
-    }
-    params = *chosen;
+    skewshim_params params = *choose(&c, &r);
     skewshim_apply_overrides(&params);
     c.params = &params;
-
     const skewshim_algo *a = skewshim_algo_get(c.algo);
-    skewshim_reason reason = reused ? (skewshim_reason)reused_reason : check_algorithm(&c, a);
-    /* A rule that matched on agreed facts (block sizes, skew) and would
-     * gather the matrix must pay it back; a forced algorithm, the default
-     * and a rule on the communicator alone are the user's explicit word.
-     * Decided before the plan, which is where the exchange would run. */
-    if (reason == SKEWSHIM_REASON_NONE && !reused && forced < 0 && c.rule >= 0 &&
-        skewshim_rule_uses_facts(&pol->rules[c.rule]) && gathers_matrix(c.algo) &&
-        c.ag.valid && !pays_back(&c, &params))
-        reason = SKEWSHIM_REASON_NOT_PAID_BACK;
-    if (reason == SKEWSHIM_REASON_NONE)
-        reason = plan_algorithm(&c, a);
+    skewshim_reason reason = judge(&c, a, &r);
     if (c.nomem) {
         if (c.local_planned)
             skewshim_sched_free(&c.local);
         return local_failure(&c, MPI_ERR_NO_MEM);
     }
-    if (reason != SKEWSHIM_REASON_NONE || c.algo == SKEWSHIM_ALGO_NATIVE) {
-        rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                            recvtype, comm);
-        if (reason != SKEWSHIM_REASON_NONE) {
-            c.algo = SKEWSHIM_ALGO_NATIVE;
-            c.why = SKEWSHIM_WHY_FALLBACK;
-        }
-    } else if (in_place && (rc = skewshim_inplace_stage(&c)) != MPI_SUCCESS) {
-        local_failure(&c, rc);
-    } else {
-        rc = run_algorithm(&c, a);
-    }
-    if (c.local_planned)
-        skewshim_sched_free(&c.local);
-    if (c.ag.valid && forced < 0 && !fixed)
-        note_outcome(&c, a, reason, in_place);
+    rc = execute(&c, a, reason);
+    if (c.ag.valid && forced < 0 && !r.fixed)
+        note_outcome(&c, a, reason, c.in_place);
     double t = PMPI_Wtime() - t0;
     if (logged) {
         log_call(&c, reason, t);
