@@ -12,15 +12,10 @@
 #include "plan.h"
 #include "slice_check.h"
 #include "tap.h"
+#include "xorshift.h"
 
 static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+static uint64_t rnd(void) { return xorshift64(&rng_state); }
 
 enum { K_ZERO, K_RANDOM, K_SPARSE, K_EMPTY_NODE, K_HOT_GPU, K_HOT_NODE, K_COUNT };
 static const char *kind_name[K_COUNT] = {

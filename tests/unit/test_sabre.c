@@ -10,17 +10,11 @@
 #include "slice_check.h"
 #include "sabre.h"
 #include "tap.h"
+#include "xorshift.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
-}
+static uint64_t rnd(void) { return xorshift64(&rng_state); }
 
 static uint64_t rnd_below(uint64_t n) { return n ? rnd() % n : 0; }
 
