@@ -10,15 +10,10 @@
 
 #include "birkhoff.h"
 #include "tap.h"
+#include "xorshift.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+static uint64_t rnd(void) { return xorshift64(&rng_state); }
 
 static uint64_t max_line_sum(const uint64_t *a, int n)
 {

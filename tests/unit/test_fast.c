@@ -6,21 +6,18 @@
  * correctly (skewshim_sched_verify), FAST is deterministic, its inter-node
  * moves only join peers (same local id) and each of its inter-node stages
  * pairs nodes one-to-one, for many shapes of matrix and topology. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan.h"
+#include "plan_fixture.h"
 #include "slice_check.h"
 #include "tap.h"
+#include "xorshift.h"
 
 static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+static uint64_t rnd(void) { return xorshift64(&rng_state); }
 
 enum { K_ZERO, K_RANDOM, K_SPARSE, K_EMPTY_NODE, K_HOT_GPU, K_HOT_NODE, K_COUNT };
 static const char *kind_name[K_COUNT] = {
@@ -84,6 +81,34 @@ static const char *check_fast_shape(const skewshim_sched *s, const skewshim_topo
     return why;
 }
 
+/* One check: the planner returned rc 0 and s replays m exactly.  The
+ * description is the case (printf-style) followed by "verifies". */
+static void ok_verifies(int rc, const skewshim_sched *s, const skewshim_matrix *m,
+                        const char *fmt, ...)
+{
+    char what[160], err[256] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    int ok = rc == 0 && skewshim_sched_verify(s, m->b, err, sizeof err) == 0;
+    TAP_OK(ok, "%s verifies%s%s", what, ok ? "" : ": ", ok ? "" : err);
+}
+
+/* One check on check_slices' answer: bad < 0, else the first differing rank
+ * and the reason sw.  The description is the case (printf-style). */
+static void ok_slices(int bad, const char *sw, const char *fmt, ...)
+{
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    TAP_OK(bad < 0, "%s%s%s", what, sw ? ": " : "", sw ? sw : "");
+    if (bad >= 0)
+        TAP_DIAG("first differing rank: %d", bad);
+}
+
 static void run(int P, const int *keys, int q, int kind)
 {
     skewshim_topo t;
@@ -94,77 +119,59 @@ static void run(int P, const int *keys, int q, int kind)
     skewshim_matrix m;
     skewshim_matrix_alloc(&m, P);
     fill(&m, &t, kind);
-    char err[256] = "";
     char name[96];
     snprintf(name, sizeof name, "P=%d %s%d/node %s", P, keys ? "uneven " : "", q,
              kind_name[kind]);
     for (int pipe = 0; pipe <= 1; pipe++) {
         skewshim_params p;
-        memset(&p, 0, sizeof p);
-        p.fast_pipeline = pipe;
+        fast_params(&p, pipe);
         skewshim_sched s, s2;
         skewshim_plan_report rep = { 0, 0, 0 };
-        skewshim_sched_init(&s, P, -1);
-        skewshim_sched_init(&s2, P, -1);
-        int rc = skewshim_plan_fast(&m, &t, &p, q, &s, &rep);
-        int ok = rc == 0 && skewshim_sched_verify(&s, m.b, err, sizeof err) == 0;
-        TAP_OK(ok, "fast %s pipeline=%d verifies%s%s", name, pipe, ok ? "" : ": ", ok ? "" : err);
+        int rc = plan_global(skewshim_plan_fast, &m, &t, &p, q, &s, &rep);
+        ok_verifies(rc, &s, &m, "fast %s pipeline=%d", name, pipe);
         const char *why = rc ? "planner failed" : check_fast_shape(&s, &t);
         TAP_OK(!why, "fast %s pipeline=%d: peers only, one-to-one stages%s%s", name, pipe,
                why ? ": " : "", why ? why : "");
         int N = t.nnodes;
         TAP_OK(rep.stages >= 0 && rep.stages <= N * N - 2 * N + 2 && rep.regime == -1,
                "fast %s: %d Birkhoff stages within N^2-2N+2", name, rep.stages);
-        rc = skewshim_plan_fast(&m, &t, &p, q, &s2, NULL);
+        rc = plan_global(skewshim_plan_fast, &m, &t, &p, q, &s2, NULL);
         TAP_OK(rc == 0 && same_moves(&s, &s2), "fast %s pipeline=%d deterministic", name, pipe);
         const char *sw = NULL;
         int bad = check_slices(skewshim_plan_fast_slice, &m, &t, &p, q, &s, &rep, &sw);
-        TAP_OK(bad < 0, "fast %s pipeline=%d: every rank's slice plan equals its slice%s%s",
-               name, pipe, sw ? ": " : "", sw ? sw : "");
-        if (bad >= 0)
-            TAP_DIAG("first differing rank: %d", bad);
+        ok_slices(bad, sw, "fast %s pipeline=%d: every rank's slice plan equals its slice", name,
+                  pipe);
         skewshim_sched_free(&s);
         skewshim_sched_free(&s2);
     }
     /* With a latency model, light stages merge into one: still correct. */
     {
         skewshim_params p;
-        memset(&p, 0, sizeof p);
-        p.fast_pipeline = 1;
+        fast_params(&p, 1);
         p.model_latency = 1e-3;
         p.model_inter_bw = 1e5;     /* 100 bytes per latency per lane */
         skewshim_sched s;
         skewshim_plan_report rep = { 0, 0, 0 };
-        skewshim_sched_init(&s, P, -1);
-        int rc = skewshim_plan_fast(&m, &t, &p, q, &s, &rep);
-        int ok = rc == 0 && skewshim_sched_verify(&s, m.b, err, sizeof err) == 0;
-        TAP_OK(ok, "fast %s light stages merged (%d stages) verifies%s%s", name, rep.stages,
-               ok ? "" : ": ", ok ? "" : err);
+        int rc = plan_global(skewshim_plan_fast, &m, &t, &p, q, &s, &rep);
+        ok_verifies(rc, &s, &m, "fast %s light stages merged (%d stages)", name, rep.stages);
         for (int pipe = 0; pipe <= 1; pipe++) {
             p.fast_pipeline = pipe;
             skewshim_sched g;
             skewshim_plan_report grep = { 0, 0, 0 };
-            skewshim_sched_init(&g, P, -1);
             const char *sw = "global planner failed";
-            int bad = skewshim_plan_fast(&m, &t, &p, q, &g, &grep)
+            int bad = plan_global(skewshim_plan_fast, &m, &t, &p, q, &g, &grep)
                           ? 0
                           : check_slices(skewshim_plan_fast_slice, &m, &t, &p, q, &g, &grep, &sw);
-            TAP_OK(bad < 0, "fast %s merged light stages pipeline=%d: slices equal%s%s",
-                   name, pipe, sw ? ": " : "", sw ? sw : "");
-            if (bad >= 0)
-                TAP_DIAG("first differing rank: %d", bad);
+            ok_slices(bad, sw, "fast %s merged light stages pipeline=%d: slices equal", name, pipe);
             skewshim_sched_free(&g);
         }
         skewshim_sched_free(&s);
     }
     skewshim_sched s;
-    skewshim_sched_init(&s, P, -1);
-    int rc = skewshim_plan_spread(&m, &t, NULL, q, &s, NULL);
-    int ok = rc == 0 && skewshim_sched_verify(&s, m.b, err, sizeof err) == 0;
-    TAP_OK(ok, "spread %s verifies%s%s", name, ok ? "" : ": ", ok ? "" : err);
+    int rc = plan_global(skewshim_plan_spread, &m, &t, NULL, q, &s, NULL);
+    ok_verifies(rc, &s, &m, "spread %s", name);
     skewshim_sched_free(&s);
-    skewshim_matrix_free(&m);
-    skewshim_topo_free(&t);
+    grid_free(&t, &m);
 }
 
 int main(void)
@@ -185,17 +192,14 @@ int main(void)
      * rank 1, so each lane carries 8 bytes over the peer links. */
     {
         skewshim_topo t;
-        skewshim_topo_blocks(&t, 4, 2);
         skewshim_matrix m;
-        skewshim_matrix_alloc(&m, 4);
+        grid_alloc(&t, &m, 4, 2);
         m.b[0 * 4 + 2] = 8;
         m.b[0 * 4 + 3] = 8;
         skewshim_params p;
-        memset(&p, 0, sizeof p);
-        p.fast_pipeline = 1;
+        fast_params(&p, 1);
         skewshim_sched s;
-        skewshim_sched_init(&s, 4, -1);
-        skewshim_plan_fast(&m, &t, &p, 2, &s, NULL);
+        plan_global(skewshim_plan_fast, &m, &t, &p, 2, &s, NULL);
         uint64_t lane[4] = { 0 }, balance = 0;
         for (size_t x = 0; x < s.nmoves; x++) {
             if (s.moves[x].flags & SKEWSHIM_MOVE_INTER)
@@ -208,8 +212,7 @@ int main(void)
                (unsigned long long)lane[0], (unsigned long long)lane[1],
                (unsigned long long)balance);
         skewshim_sched_free(&s);
-        skewshim_matrix_free(&m);
-        skewshim_topo_free(&t);
+        grid_free(&t, &m);
     }
     return TAP_DONE();
 }

@@ -251,20 +251,41 @@ static void park(world *w, blk *slot, blk *b)
     *slot = *b;
 }
 
+/* radix^e: a delta's digits below digit e span this much. */
+static int64_t radix_pow(int radix, int e)
+{
+    int64_t p = 1;
+    for (int x = 0; x < e; x++)
+        p *= radix;
+    return p;
+}
+
+/* The group a unit of delta d now at group g set out from, having travelled
+ * the digits of d below `low` (a power of the radix). */
+static int set_out_from(const world *w, int g, int d, int64_t low)
+{
+    return (int)((g - d % low + w->Q) % w->Q);
+}
+
+/* Rank me's T slot `slot`, lane j. */
+static blk *t_slot(world *w, int me, int slot, int j)
+{
+    const skewshim_fwd *f = w->f;
+    return &w->T[(size_t)me * f->tslots * f->width + (size_t)slot * f->width + j];
+}
+
 /* One rank's units of a round, taken out of S or T as the executor packs. */
 static int take_units(world *w, int n, int g, const skewshim_fwd_round *rd, const int *d, blk *out)
 {
     const skewshim_fwd *f = w->f;
     int cnt = 0, me = rank_of(w, n, g);
     uint64_t bytes = 0;
-    int64_t lo = 1;
-    for (int x = 0; x < rd->x; x++)
-        lo *= f->radix;
+    int64_t lo = radix_pow(f->radix, rd->x);
     for (int i = 0; i < rd->units; i++) {
         int first = skewshim_fwd_first_hop(f, d[i], rd->x);
         int slot = skewshim_fwd_slot(f, d[i]);
         /* a unit held here came from og, having travelled delta's low digits */
-        int og = (int)((g - d[i] % lo + w->Q) % w->Q);
+        int og = set_out_from(w, g, d[i], lo);
         for (int j = 0; j < f->width; j++) {
             int dest = rank_of(w, j, (og + d[i]) % w->Q);
             blk b;
@@ -274,7 +295,7 @@ static int take_units(world *w, int n, int g, const skewshim_fwd_round *rd, cons
                 w->errors++;
                 b = make(w, me, dest);
             } else {
-                blk *t = &w->T[(size_t)me * f->tslots * f->width + (size_t)slot * f->width + j];
+                blk *t = t_slot(w, me, slot, j);
                 if (!t->used || t->dest != dest) {
                     w->errors++;
                     b = make(w, me, dest);  /* keep going without a stale block */
@@ -300,14 +321,12 @@ static void give_units(world *w, int n, int g, const skewshim_fwd_round *rd, con
 {
     const skewshim_fwd *f = w->f;
     int me = rank_of(w, n, g), k = 0;
-    int64_t span = f->radix;
-    for (int x = 0; x < rd->x; x++)
-        span *= f->radix;
+    int64_t span = radix_pow(f->radix, rd->x + 1);
     for (int i = 0; i < rd->units; i++) {
         int fin = skewshim_fwd_final(f, d[i], rd->x);
         int slot = skewshim_fwd_slot(f, d[i]);
         /* after digit x the unit has travelled the low digits of delta */
-        int g0 = (int)((g - d[i] % span + w->Q) % w->Q);
+        int g0 = set_out_from(w, g, d[i], span);
         for (int j = 0; j < f->width; j++, k++) {
             if (in[k].origin != rank_of(w, n, g0))
                 w->errors++;
@@ -317,7 +336,7 @@ static void give_units(world *w, int n, int g, const skewshim_fwd_round *rd, con
                     free(in[k].data);
                     continue;
                 }
-                park(w, &w->T[(size_t)me * f->tslots * f->width + (size_t)slot * f->width + j], &in[k]);
+                park(w, t_slot(w, me, slot, j), &in[k]);
             } else if (j == n) {
                 receive(w, me, &in[k]);
             } else {

@@ -7,20 +7,15 @@
 #include <string.h>
 
 #include "plan.h"
+#include "plan_fixture.h"
 #include "slice_check.h"
 #include "sabre.h"
 #include "tap.h"
+#include "xorshift.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return rng_state = x;
-}
+static uint64_t rnd(void) { return xorshift64(&rng_state); }
 
 static uint64_t rnd_below(uint64_t n) { return n ? rnd() % n : 0; }
 
@@ -361,10 +356,8 @@ static void test_planner_random(void)
                         params_for(&prm, force ? 1.0 : 1e30, alpha);
                         skewshim_sched a, b;
                         skewshim_plan_report rep = {-1, -1, 0};
-                        skewshim_sched_init(&a, P, -1);
-                        skewshim_sched_init(&b, P, -1);
-                        int rc = skewshim_plan_sabre(&m, &t, &prm, nics, &a, &rep);
-                        int rc2 = skewshim_plan_sabre(&m, &t, &prm, nics, &b, NULL);
+                        int rc = plan_global(skewshim_plan_sabre, &m, &t, &prm, nics, &a, &rep);
+                        int rc2 = plan_global(skewshim_plan_sabre, &m, &t, &prm, nics, &b, NULL);
                         runs++;
                         const char *what = NULL;
                         if (rc || rc2)
@@ -393,8 +386,7 @@ static void test_planner_random(void)
                         }
                         skewshim_sched_free(&a);
                         skewshim_sched_free(&b);
-                        skewshim_matrix_free(&m);
-                        skewshim_topo_free(&t);
+                        grid_free(&t, &m);
                     }
     TAP_OK(failures == 0, "%d random plans verify (%d failed)", runs, failures);
     TAP_OK(nondet == 0, "two plans from one matrix are identical move for move (%d differ)", nondet);
@@ -406,6 +398,31 @@ static void test_planner_random(void)
            unbalanced);
 }
 
+/* The hand-worked planner cases: eight ranks on two nodes of four, SABRE at
+ * MTM threshold 2.2 and alpha 1.05. */
+typedef struct hand_case {
+    skewshim_topo t;
+    skewshim_matrix m;
+    skewshim_params prm;
+    skewshim_sched s;
+    skewshim_plan_report rep;
+} hand_case;
+
+/* Sets the case up with `count` blocks of `bytes` each from block `first` of
+ * the row-major matrix (the rest zero) and plans it over four NICs per node.
+ * One check: the plan replays the matrix exactly. */
+static void hand_case_plan(hand_case *c, int first, int count, uint64_t bytes, const char *what)
+{
+    grid_alloc(&c->t, &c->m, 8, 4);
+    params_for(&c->prm, 2.2, 1.05);
+    for (int k = first; k < first + count; k++)
+        c->m.b[k] = bytes;
+    char err[256] = "";
+    int rc = plan_global(skewshim_plan_sabre, &c->m, &c->t, &c->prm, 4, &c->s, &c->rep);
+    TAP_OK(rc == 0 && skewshim_sched_verify(&c->s, c->m.b, err, sizeof err) == 0,
+           "%s plan verifies %s", what, err);
+}
+
 /* One hot GPU (paper figure 4): rank 0 sends 1000 bytes to each rank of the
  * other node; nothing else moves.  Algorithm 1 keeps every block on the
  * proxy with its destination's local id, so rank 0 gathers nothing to
@@ -413,24 +430,14 @@ static void test_planner_random(void)
  * carries exactly 1000 across, straight into the receive block. */
 static void test_hot_gpu(void)
 {
-    skewshim_topo t;
-    skewshim_topo_blocks(&t, 8, 4);
-    skewshim_matrix m;
-    skewshim_matrix_alloc(&m, 8);
-    for (int j = 4; j < 8; j++)
-        m.b[j] = 1000;
-    skewshim_params prm;
-    params_for(&prm, 2.2, 1.05);
-    skewshim_sched s;
-    skewshim_plan_report rep;
-    skewshim_sched_init(&s, 8, -1);
-    int rc = skewshim_plan_sabre(&m, &t, &prm, 4, &s, &rep);
+    hand_case c;
+    hand_case_plan(&c, 4, 4, 1000, "hot GPU");   /* row 0, columns 4..7 */
     char err[256] = "";
-    TAP_OK(rc == 0 && skewshim_sched_verify(&s, m.b, err, sizeof err) == 0, "hot GPU plan verifies %s", err);
-    TAP_OK(rep.regime == 1 && rep.mtm > 2.2, "hot GPU: MTM %.2f picks the highly skewed regime", rep.mtm);
+    TAP_OK(c.rep.regime == 1 && c.rep.mtm > 2.2, "hot GPU: MTM %.2f picks the highly skewed regime",
+           c.rep.mtm);
     int gathers = 0, inter = 0, lanes_ok = 1, redistribute = 0;
-    for (size_t k = 0; k < s.nmoves; k++) {
-        const skewshim_move *x = &s.moves[k];
+    for (size_t k = 0; k < c.s.nmoves; k++) {
+        const skewshim_move *x = &c.s.moves[k];
         if (x->flags & SKEWSHIM_MOVE_INTER) {
             inter++;
             lanes_ok &= x->bytes == 1000 && x->dst == x->src + 4 && x->dst_loc == SKEWSHIM_LOC_RECV;
@@ -443,82 +450,67 @@ static void test_hot_gpu(void)
     }
     TAP_OK(gathers == 3 && inter == 4 && redistribute == 0 && lanes_ok,
            "hot GPU: 3 gathers, 4 lane transfers of 1000 into the receive blocks, no redistribution");
-    TAP_OK(s.nstages == 2 && s.tmp_bytes[1] == 1000 && s.tmp_bytes[0] == 0,
+    TAP_OK(c.s.nstages == 2 && c.s.tmp_bytes[1] == 1000 && c.s.tmp_bytes[0] == 0,
            "hot GPU: two stages, proxies hold 1000 bytes of temp");
-    skewshim_sched_free(&s);
+    skewshim_sched_free(&c.s);
 
     /* One NIC per node: nothing to balance, every block goes direct. */
-    skewshim_sched_init(&s, 8, -1);
-    rc = skewshim_plan_sabre(&m, &t, &prm, 1, &s, &rep);
-    int direct = rc == 0 && s.nmoves == 4;
-    for (size_t k = 0; direct && k < s.nmoves; k++)
-        direct = s.moves[k].src == 0 && s.moves[k].src_loc == SKEWSHIM_LOC_SEND &&
-                 s.moves[k].dst_loc == SKEWSHIM_LOC_RECV;
-    TAP_OK(direct && skewshim_sched_verify(&s, m.b, err, sizeof err) == 0,
+    int rc = plan_global(skewshim_plan_sabre, &c.m, &c.t, &c.prm, 1, &c.s, &c.rep);
+    int direct = rc == 0 && c.s.nmoves == 4;
+    for (size_t k = 0; direct && k < c.s.nmoves; k++)
+        direct = c.s.moves[k].src == 0 && c.s.moves[k].src_loc == SKEWSHIM_LOC_SEND &&
+                 c.s.moves[k].dst_loc == SKEWSHIM_LOC_RECV;
+    TAP_OK(direct && skewshim_sched_verify(&c.s, c.m.b, err, sizeof err) == 0,
            "one NIC per node: the hot GPU sends everything itself");
-    skewshim_sched_free(&s);
-    skewshim_matrix_free(&m);
-    skewshim_topo_free(&t);
+    skewshim_sched_free(&c.s);
+    grid_free(&c.t, &c.m);
 }
 
 /* A uniform matrix is lightly skewed; the 2D plan forwards exactly the
  * inter-node blocks whose destination has another local id. */
 static void test_uniform_light(void)
 {
-    skewshim_topo t;
-    skewshim_topo_blocks(&t, 8, 4);
-    skewshim_matrix m;
-    skewshim_matrix_alloc(&m, 8);
-    for (int i = 0; i < 64; i++)
-        m.b[i] = 100;
-    skewshim_params prm;
-    params_for(&prm, 2.2, 1.05);
-    skewshim_sched s;
-    skewshim_plan_report rep;
-    skewshim_sched_init(&s, 8, -1);
-    int rc = skewshim_plan_sabre(&m, &t, &prm, 4, &s, &rep);
+    hand_case c;
+    hand_case_plan(&c, 0, 64, 100, "uniform");   /* every block */
     char err[256] = "";
-    TAP_OK(rc == 0 && skewshim_sched_verify(&s, m.b, err, sizeof err) == 0,
-           "uniform plan verifies %s", err);
-    TAP_OK(rep.regime == 0 && rep.mtm == 1.0 && rep.stages == 2, "uniform: MTM 1, lightly skewed, 2 stages");
+    TAP_OK(c.rep.regime == 0 && c.rep.mtm == 1.0 && c.rep.stages == 2,
+           "uniform: MTM 1, lightly skewed, 2 stages");
     /* 8 ranks x 4 remote destinations, 3 of them via a proxy */
-    TAP_OK(s.stats.bytes_forwarded == 8 * 3 * 100, "uniform: forwarded %llu bytes, expected 2400",
-           (unsigned long long)s.stats.bytes_forwarded);
+    TAP_OK(c.s.stats.bytes_forwarded == 8 * 3 * 100, "uniform: forwarded %llu bytes, expected 2400",
+           (unsigned long long)c.s.stats.bytes_forwarded);
     int inter_pairs_ok = 1;
-    for (size_t k = 0; k < s.nmoves; k++)
-        if (s.moves[k].flags & SKEWSHIM_MOVE_INTER)
-            inter_pairs_ok &= t.local_of[s.moves[k].src] == t.local_of[s.moves[k].dst];
+    for (size_t k = 0; k < c.s.nmoves; k++)
+        if (c.s.moves[k].flags & SKEWSHIM_MOVE_INTER)
+            inter_pairs_ok &= c.t.local_of[c.s.moves[k].src] == c.t.local_of[c.s.moves[k].dst];
     TAP_OK(inter_pairs_ok, "uniform: every inter-node move stays within its local-id group");
     /* the intra-node exchange overlaps the proxies' forwarding (phase 2) */
     int local_in_phase2 = 1;
-    for (size_t k = 0; k < s.nmoves; k++)
-        if (s.moves[k].src_loc == SKEWSHIM_LOC_SEND && s.moves[k].dst_loc == SKEWSHIM_LOC_RECV &&
-            t.node_of[s.moves[k].src] == t.node_of[s.moves[k].dst])
-            local_in_phase2 &= s.moves[k].stage == 1;
+    for (size_t k = 0; k < c.s.nmoves; k++)
+        if (c.s.moves[k].src_loc == SKEWSHIM_LOC_SEND &&
+            c.s.moves[k].dst_loc == SKEWSHIM_LOC_RECV &&
+            c.t.node_of[c.s.moves[k].src] == c.t.node_of[c.s.moves[k].dst])
+            local_in_phase2 &= c.s.moves[k].stage == 1;
     TAP_OK(local_in_phase2, "uniform: intra-node blocks run in stage 1 with the forwarding");
-    skewshim_sched_free(&s);
+    skewshim_sched_free(&c.s);
 
     /* P = 1: one local copy */
     skewshim_topo t1;
-    skewshim_topo_blocks(&t1, 1, 4);
     skewshim_matrix m1;
-    skewshim_matrix_alloc(&m1, 1);
+    grid_alloc(&t1, &m1, 1, 4);
     m1.b[0] = 42;
-    skewshim_sched_init(&s, 1, -1);
-    rc = skewshim_plan_sabre(&m1, &t1, NULL, 2, &s, &rep);
-    TAP_OK(rc == 0 && s.nmoves == 1 && s.moves[0].src == 0 && s.moves[0].dst == 0 &&
-               s.nstages == 1 && skewshim_sched_verify(&s, m1.b, err, sizeof err) == 0,
+    int rc = plan_global(skewshim_plan_sabre, &m1, &t1, NULL, 2, &c.s, &c.rep);
+    TAP_OK(rc == 0 && c.s.nmoves == 1 && c.s.moves[0].src == 0 && c.s.moves[0].dst == 0 &&
+               c.s.nstages == 1 && skewshim_sched_verify(&c.s, m1.b, err, sizeof err) == 0,
            "P = 1 with default parameters: one self copy, one stage");
-    skewshim_sched_free(&s);
-    skewshim_matrix_free(&m1);
-    skewshim_topo_free(&t1);
+    skewshim_sched_free(&c.s);
+    grid_free(&t1, &m1);
 
     /* mismatched sizes are refused, not planned */
-    skewshim_sched_init(&s, 4, -1);
-    TAP_OK(skewshim_plan_sabre(&m, &t, &prm, 1, &s, NULL) == -1, "matrix/schedule size mismatch refused");
-    skewshim_sched_free(&s);
-    skewshim_matrix_free(&m);
-    skewshim_topo_free(&t);
+    skewshim_sched_init(&c.s, 4, -1);
+    TAP_OK(skewshim_plan_sabre(&c.m, &c.t, &c.prm, 1, &c.s, NULL) == -1,
+           "matrix/schedule size mismatch refused");
+    skewshim_sched_free(&c.s);
+    grid_free(&c.t, &c.m);
 }
 
 int main(void)

@@ -11,9 +11,9 @@
  *  3. Overlap: a dependent redistribution overlaps the next inter stage
  *     unless stages are barriers. */
 #include <math.h>
-#include <string.h>
 
 #include "plan.h"
+#include "plan_fixture.h"
 #include "sim.h"
 #include "tap.h"
 
@@ -24,13 +24,11 @@ static double plan_and_sim(skewshim_global_planner plan, const skewshim_matrix *
                            int pipeline, int *stages)
 {
     skewshim_params p;
-    memset(&p, 0, sizeof p);
-    p.fast_pipeline = pipeline;
+    fast_params(&p, pipeline);
     skewshim_sched s;
-    skewshim_sched_init(&s, m->nranks, -1);
     skewshim_plan_report rep = { 0, 0, 0 };
     double r = -1.0;
-    if (plan(m, t, &p, mo->m, &s, &rep) == 0)
+    if (plan_global(plan, m, t, &p, mo->m, &s, &rep) == 0)
         r = skewshim_sim_time(&s, t, mo, NULL);
     if (stages)
         *stages = rep.stages;
@@ -47,9 +45,8 @@ static void fig9(void)
         6, 1, 1, 0,
     };
     skewshim_topo t;
-    skewshim_topo_blocks(&t, 4, 1);
     skewshim_matrix m;
-    skewshim_matrix_alloc(&m, 4);
+    grid_alloc(&t, &m, 4, 1);
     for (int k = 0; k < 16; k++)
         m.b[k] = d[k] * 1000;
     skewshim_sim_model mo = { .B1 = 9000.0, .B2 = 1000.0, .m = 1, .latency = 0.0 };
@@ -67,8 +64,7 @@ static void fig9(void)
     double fa2 = plan_and_sim(skewshim_plan_fast, &m, &t, &mo, 1, NULL);
     TAP_OK(NEAR(sp2, 16.0 + 3 * 0.5), "fig9: spread-out with latency 16 + 3 * 0.5 (got %g)", sp2);
     TAP_OK(NEAR(fa2, 14.0 + st * 0.5), "fig9: FAST with latency 14 + %d * 0.5 (got %g)", st, fa2);
-    skewshim_matrix_free(&m);
-    skewshim_topo_free(&t);
+    grid_free(&t, &m);
 }
 
 static void fig10(void)
@@ -76,9 +72,8 @@ static void fig10(void)
     /* Ranks 0, 1 on server A; 2, 3 on server B; one NIC per GPU.  B's GPU 2
      * sends 8 (6 to rank 0, 2 to rank 1), GPU 3 sends 4 (2 and 2). */
     skewshim_topo t;
-    skewshim_topo_blocks(&t, 4, 2);
     skewshim_matrix m;
-    skewshim_matrix_alloc(&m, 4);
+    grid_alloc(&t, &m, 4, 2);
     m.b[2 * 4 + 0] = 6;
     m.b[2 * 4 + 1] = 2;
     m.b[3 * 4 + 0] = 2;
@@ -96,8 +91,7 @@ static void fig10(void)
     TAP_OK(NEAR(fa, want), "fig10: FAST 6 + 4/9 after balancing (got %.12g)", fa);
     double fa0 = plan_and_sim(skewshim_plan_fast, &m, &t, &mo, 0, NULL);
     TAP_OK(NEAR(fa0, want), "fig10: same without pipeline (got %.12g)", fa0);
-    skewshim_matrix_free(&m);
-    skewshim_topo_free(&t);
+    grid_free(&t, &m);
 }
 
 static void overlap(void)
