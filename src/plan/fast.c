@@ -370,10 +370,25 @@ static double light_stage_bytes(const skewshim_params *p, int Q)
     return 0.0;
 }
 
+/* The share of tile e = (a, perm_k(a)) in Birkhoff stage k, taken off
+ * rem[]: real data first, so the auxiliary part is what the late stages
+ * leave out.  0 when the stage gives the tile nothing real to carry (the
+ * diagonal, or a tile already sent). */
+static int stage_share(const skewshim_bvn *bvn, uint64_t *rem, int N, int k, int a,
+                       size_t *e, uint64_t *r)
+{
+    int b = bvn->perm[(size_t)k * N + a];
+    *e = (size_t)a * N + b;
+    if (a == b || !rem[*e])
+        return 0;
+    *r = rem[*e] < bvn->weight[k] ? rem[*e] : bvn->weight[k];
+    rem[*e] -= *r;
+    return 1;
+}
+
 /* First pass over the stages: ks[k] becomes the inter-node stage of
  * Birkhoff stage k (-1 when it carries only auxiliary bytes) and cnt[e + 1]
- * the number of stages tile e takes part in.  Real data goes first, so the
- * auxiliary part is what gets left out of the late stages.  Returns the
+ * the number of stages tile e takes part in.  Returns the
  * number of inter-node stages; *nent the entries of all tiles. */
 static int number_stages(const skewshim_bvn *bvn, const uint64_t *D, uint64_t *rem, int N,
                          double light_bytes, int *ks, int *cnt, size_t *nent)
@@ -384,12 +399,10 @@ static int number_stages(const skewshim_bvn *bvn, const uint64_t *D, uint64_t *r
         int real = 0;
         uint64_t biggest = 0;
         for (int a = 0; a < N; a++) {
-            int b = bvn->perm[(size_t)k * N + a];
-            size_t e = (size_t)a * N + b;
-            if (a == b || !rem[e])
+            size_t e;
+            uint64_t r;
+            if (!stage_share(bvn, rem, N, k, a, &e, &r))
                 continue;
-            uint64_t r = rem[e] < bvn->weight[k] ? rem[e] : bvn->weight[k];
-            rem[e] -= r;
             if (r > biggest) biggest = r;
             cnt[e + 1]++;
             (*nent)++;
@@ -418,12 +431,10 @@ static void fill_tile_lists(const skewshim_bvn *bvn, const uint64_t *D, uint64_t
     memcpy(rem, D, NN * sizeof *rem);
     for (int k = 0; k < bvn->nstages; k++)
         for (int a = 0; a < N; a++) {
-            int b = bvn->perm[(size_t)k * N + a];
-            size_t e = (size_t)a * N + b;
-            if (a == b || !rem[e])
+            size_t e;
+            uint64_t r;
+            if (!stage_share(bvn, rem, N, k, a, &e, &r))
                 continue;
-            uint64_t r = rem[e] < bvn->weight[k] ? rem[e] : bvn->weight[k];
-            rem[e] -= r;
             tl->ent_stage[tl->cnt[e]] = ks[k];
             tl->ent_bytes[tl->cnt[e]] = r;
             tl->cnt[e]++;
