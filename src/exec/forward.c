@@ -196,6 +196,23 @@ static int post_direct(fwd_run *x)
     return MPI_SUCCESS;
 }
 
+/* Sub-block j of unit delta as this rank sends it: the user's send block
+ * on the unit's first hop, else its T slot.  The size is as recorded, not
+ * yet held to the block bound (each caller treats an excess its own way). */
+static uint64_t outgoing(const fwd_run *x, int delta, int first, int slot, int j,
+                         const unsigned char **src)
+{
+    const skewshim_fwd *f = x->f;
+    if (first) {
+        int d = dest_rank(x, j, (x->me + delta) % f->group);
+        *src = (const unsigned char *)x->c->sendbuf + x->c->soff[d];
+        return x->c->sbytes[d];
+    }
+    uint64_t k = (uint64_t)slot * f->width + j;
+    *src = x->tmp + x->L.t + k * x->L.block;
+    return f->padded ? x->L.block : u64(x, x->L.tsize)[k];
+}
+
 /* Post the metadata exchange: the size of every sub-block this rank sends
  * in the round, so the receiver can size its stage before the data come.
  * Sizes go first so the exchange flies while we pack.  A padded round
@@ -204,16 +221,16 @@ static int post_sizes(fwd_run *x, const skewshim_fwd_round *rd, const int *delta
 {
     const skewshim_fwd *f = x->f;
     skewshim_xargs *c = x->c;
-    const int w = f->width, G = f->group;
+    const int w = f->width;
     const uint64_t M = x->L.block;
     const int n = rd->units, nw = rd->units * w;
-    uint64_t *mout = u64(x, x->L.meta_out), *tsize = u64(x, x->L.tsize);
+    uint64_t *mout = u64(x, x->L.meta_out);
     for (int i = 0; i < n; i++) {
         int first = skewshim_fwd_first_hop(f, deltas[i], rd->x);
         int slot = first ? -1 : skewshim_fwd_slot(f, deltas[i]);
         for (int j = 0; j < w; j++) {
-            uint64_t s = first ? c->sbytes[dest_rank(x, j, (x->me + deltas[i]) % G)]
-                               : f->padded ? M : tsize[(uint64_t)slot * w + j];
+            const unsigned char *src;
+            uint64_t s = outgoing(x, deltas[i], first, slot, j, &src);
             if (s > M) {            /* only a rank with wrong agreed facts */
                 x->err = MPI_ERR_INTERN;
                 s = M;
@@ -243,10 +260,8 @@ static uint64_t pack_round(fwd_run *x, const skewshim_fwd_round *rd, const int *
 {
     const skewshim_fwd *f = x->f;
     skewshim_xargs *c = x->c;
-    const int w = f->width, G = f->group;
+    const int w = f->width;
     const uint64_t M = x->L.block;
-    const uint64_t *tsize = u64(x, x->L.tsize);
-    const unsigned char *T = x->tmp + x->L.t;
     unsigned char *sst = x->tmp + x->L.send_stage;
     uint64_t out = 0;
     for (int i = 0; i < rd->units; i++) {
@@ -254,17 +269,9 @@ static uint64_t pack_round(fwd_run *x, const skewshim_fwd_round *rd, const int *
         int slot = first ? -1 : skewshim_fwd_slot(f, deltas[i]);
         for (int j = 0; j < w; j++) {
             const unsigned char *src;
-            uint64_t s;
-            if (first) {
-                int d = dest_rank(x, j, (x->me + deltas[i]) % G);
-                src = (const unsigned char *)c->sendbuf + c->soff[d];
-                s = c->sbytes[d] < M ? c->sbytes[d] : M;
-            } else {
-                src = T + ((uint64_t)slot * w + j) * M;
-                s = f->padded ? M : tsize[(uint64_t)slot * w + j];
-                if (s > M)
-                    s = M;
-            }
+            uint64_t s = outgoing(x, deltas[i], first, slot, j, &src);
+            if (s > M)
+                s = M;
             copy(x, sst + out, src, s);
             if (f->padded && s < M) {
                 /* Padding carries no data; zero it rather than send stale bytes. */
