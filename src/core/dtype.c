@@ -78,26 +78,25 @@ static void child(MPI_Datatype t, int depth, run *r, MPI_Aint *extent)
         r->ok = 0;
 }
 
-static void decode(MPI_Datatype t, int depth, run *r)
+/* count blocks of blocklength copies of the child, stride bytes apart:
+ * each must start where the last ended, so checking the first two
+ * spacings covers them all. */
+static void add_vector(acc *a, const run *c, MPI_Aint ext, int count, int blocklength,
+                       MPI_Aint stride)
 {
-    int ni, na, nd, comb;
-    r->ok = 0;
-    r->start = r->len = 0;
-    if (depth > MAX_DEPTH || PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS)
-        return;
-    if (predefined(comb)) {
-        leaf(t, r);
-        return;
+    add(a, c, ext, 0, blocklength);
+    if (count > 1 && a->any && a->ok) {
+        if (stride != (MPI_Aint)blocklength * c->len)
+            a->ok = 0;
+        else
+            a->end += (MPI_Aint)(count - 1) * stride;
     }
-    int *iv = malloc((size_t)(ni > 0 ? ni : 1) * sizeof *iv);
-    MPI_Aint *av = malloc((size_t)(na > 0 ? na : 1) * sizeof *av);
-    MPI_Datatype *tv = malloc((size_t)(nd > 0 ? nd : 1) * sizeof *tv);
-    if (!iv || !av || !tv || PMPI_Type_get_contents(t, ni, na, nd, iv, av, tv) != MPI_SUCCESS) {
-        free(iv);
-        free(av);
-        free(tv);
-        return;
-    }
+}
+
+/* The run of a derived type from its constructor's arguments. */
+static void decode_contents(int comb, const int *iv, const MPI_Aint *av,
+                            const MPI_Datatype *tv, int depth, run *r)
+{
     acc a = {1, 0, 0, 0};
     run c;
     MPI_Aint ext;
@@ -106,26 +105,17 @@ static void decode(MPI_Datatype t, int depth, run *r)
     case MPI_COMBINER_RESIZED:
         /* A new lb/extent moves no bytes; the parent compares the extent. */
         decode(tv[0], depth + 1, r);
-        break;
+        return;
     case MPI_COMBINER_CONTIGUOUS:
         child(tv[0], depth, &c, &ext);
         add(&a, &c, ext, 0, iv[0]);
         break;
     case MPI_COMBINER_VECTOR:
-    case MPI_COMBINER_HVECTOR: {
+    case MPI_COMBINER_HVECTOR:
         child(tv[0], depth, &c, &ext);
-        MPI_Aint stride = comb == MPI_COMBINER_VECTOR ? (MPI_Aint)iv[2] * ext : av[0];
-        /* count blocks of blocklength: each must start where the last ended,
-         * so checking the first two spacings covers them all. */
-        add(&a, &c, ext, 0, iv[1]);
-        if (iv[0] > 1 && a.any && a.ok) {
-            if (stride != (MPI_Aint)iv[1] * c.len)
-                a.ok = 0;
-            else
-                a.end += (MPI_Aint)(iv[0] - 1) * stride;
-        }
+        add_vector(&a, &c, ext, iv[0], iv[1],
+                   comb == MPI_COMBINER_VECTOR ? (MPI_Aint)iv[2] * ext : av[0]);
         break;
-    }
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED:
         child(tv[0], depth, &c, &ext);
@@ -152,16 +142,38 @@ static void decode(MPI_Datatype t, int depth, run *r)
         a.ok = 0;
         break;
     }
-    if (comb != MPI_COMBINER_DUP && comb != MPI_COMBINER_RESIZED) {
-        r->ok = a.ok;
-        r->start = a.any ? a.start : 0;
-        r->len = a.any ? a.end - a.start : 0;
-    }
-    /* get_contents hands out new handles for derived types only. */
+    r->ok = a.ok;
+    r->start = a.any ? a.start : 0;
+    r->len = a.any ? a.end - a.start : 0;
+}
+
+/* get_contents hands out new handles for derived types only. */
+static void free_contents(MPI_Datatype *tv, int nd)
+{
     for (int i = 0; i < nd; i++) {
         int x, y, z, cb;
         if (PMPI_Type_get_envelope(tv[i], &x, &y, &z, &cb) == MPI_SUCCESS && !predefined(cb))
             PMPI_Type_free(&tv[i]);
+    }
+}
+
+static void decode(MPI_Datatype t, int depth, run *r)
+{
+    int ni, na, nd, comb;
+    r->ok = 0;
+    r->start = r->len = 0;
+    if (depth > MAX_DEPTH || PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS)
+        return;
+    if (predefined(comb)) {
+        leaf(t, r);
+        return;
+    }
+    int *iv = malloc((size_t)(ni > 0 ? ni : 1) * sizeof *iv);
+    MPI_Aint *av = malloc((size_t)(na > 0 ? na : 1) * sizeof *av);
+    MPI_Datatype *tv = malloc((size_t)(nd > 0 ? nd : 1) * sizeof *tv);
+    if (iv && av && tv && PMPI_Type_get_contents(t, ni, na, nd, iv, av, tv) == MPI_SUCCESS) {
+        decode_contents(comb, iv, av, tv, depth, r);
+        free_contents(tv, nd);
     }
     free(iv);
     free(av);

@@ -158,6 +158,17 @@ static void self_copy(fwd_run *x)
     x->own = 0;
 }
 
+/* The peers of a round: this rank sends to `to` and receives from `from`. */
+static int round_to(const fwd_run *x, const skewshim_fwd_round *rd)
+{
+    return member(x, (x->me + rd->dist) % x->f->group);
+}
+
+static int round_from(const fwd_run *x, const skewshim_fwd_round *rd)
+{
+    return member(x, (x->me - rd->dist + x->f->group) % x->f->group);
+}
+
 /* Post every direct round: origin send block straight into the receive block. */
 static int post_direct(fwd_run *x)
 {
@@ -168,8 +179,7 @@ static int post_direct(fwd_run *x)
         skewshim_fwd_round_get(f, k, &rd);
         if (skewshim_fwd_staged(f, &rd))
             continue;
-        int to = member(x, (x->me + rd.dist) % f->group);
-        int from = member(x, (x->me - rd.dist + f->group) % f->group);
+        int to = round_to(x, &rd), from = round_from(x, &rd);
         int rc = reqs_post(&x->direct, 0, (char *)c->recvbuf + c->roff[from],
                            c->rbytes[from], from, x->comm, 0);
         if (rc != MPI_SUCCESS)
@@ -186,30 +196,41 @@ static int post_direct(fwd_run *x)
     return MPI_SUCCESS;
 }
 
-static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
+/* Sub-block j of unit delta as this rank sends it: the user's send block
+ * on the unit's first hop, else its T slot.  The size is as recorded, not
+ * yet held to the block bound (each caller treats an excess its own way). */
+static uint64_t outgoing(const fwd_run *x, int delta, int first, int slot, int j,
+                         const unsigned char **src)
+{
+    const skewshim_fwd *f = x->f;
+    if (first) {
+        int d = dest_rank(x, j, (x->me + delta) % f->group);
+        *src = (const unsigned char *)x->c->sendbuf + x->c->soff[d];
+        return x->c->sbytes[d];
+    }
+    uint64_t k = (uint64_t)slot * f->width + j;
+    *src = x->tmp + x->L.t + k * x->L.block;
+    return f->padded ? x->L.block : u64(x, x->L.tsize)[k];
+}
+
+/* Post the metadata exchange: the size of every sub-block this rank sends
+ * in the round, so the receiver can size its stage before the data come.
+ * Sizes go first so the exchange flies while we pack.  A padded round
+ * sends every sub-block whole and needs none. */
+static int post_sizes(fwd_run *x, const skewshim_fwd_round *rd, const int *deltas)
 {
     const skewshim_fwd *f = x->f;
     skewshim_xargs *c = x->c;
-    const int w = f->width, G = f->group;
+    const int w = f->width;
     const uint64_t M = x->L.block;
     const int n = rd->units, nw = rd->units * w;
-    int to = member(x, (x->me + rd->dist) % G);
-    int from = member(x, (x->me - rd->dist + G) % G);
-    uint64_t *mout = u64(x, x->L.meta_out), *min = u64(x, x->L.meta_in);
-    uint64_t *tsize = u64(x, x->L.tsize);
-    unsigned char *T = x->tmp + x->L.t;
-    unsigned char *sst = x->tmp + x->L.send_stage, *rst = x->tmp + x->L.recv_stage;
-    int rc;
-
-    skewshim_lab_flush();       /* the last round's unpacking, before its metadata goes */
-    skewshim_fwd_deltas(f, rd, deltas);
-    /* Sizes first, so the exchange can fly while we pack. */
+    uint64_t *mout = u64(x, x->L.meta_out);
     for (int i = 0; i < n; i++) {
         int first = skewshim_fwd_first_hop(f, deltas[i], rd->x);
         int slot = first ? -1 : skewshim_fwd_slot(f, deltas[i]);
         for (int j = 0; j < w; j++) {
-            uint64_t s = first ? c->sbytes[dest_rank(x, j, (x->me + deltas[i]) % G)]
-                               : f->padded ? M : tsize[(uint64_t)slot * w + j];
+            const unsigned char *src;
+            uint64_t s = outgoing(x, deltas[i], first, slot, j, &src);
             if (s > M) {            /* only a rank with wrong agreed facts */
                 x->err = MPI_ERR_INTERN;
                 s = M;
@@ -218,31 +239,39 @@ static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
                 mout[i * w + j] = s;
         }
     }
-    if (!f->padded) {
-        if ((rc = PMPI_Irecv(min, nw, MPI_UINT64_T, from, SKEWSHIM_TAG, x->comm, &x->q.r[0])) ||
-            (rc = PMPI_Isend(mout, nw, MPI_UINT64_T, to, SKEWSHIM_TAG, x->comm, &x->q.r[1])))
-            return rc;
-        x->q.n = 2;
-        c->stats.messages++;
-        c->meta_bytes += 8 * (uint64_t)nw;
-    }
+    if (f->padded)
+        return MPI_SUCCESS;
+    int rc;
+    if ((rc = PMPI_Irecv(u64(x, x->L.meta_in), nw, MPI_UINT64_T, round_from(x, rd),
+                         SKEWSHIM_TAG, x->comm, &x->q.r[0])) ||
+        (rc = PMPI_Isend(mout, nw, MPI_UINT64_T, round_to(x, rd), SKEWSHIM_TAG, x->comm,
+                         &x->q.r[1])))
+        return rc;
+    x->q.n = 2;
+    c->stats.messages++;
+    c->meta_bytes += 8 * (uint64_t)nw;
+    return MPI_SUCCESS;
+}
+
+/* Pack the round's outgoing sub-blocks into the send stage: first hops
+ * from the user's send buffer, forwarded ones from their T slot.  Returns
+ * the bytes packed. */
+static uint64_t pack_round(fwd_run *x, const skewshim_fwd_round *rd, const int *deltas)
+{
+    const skewshim_fwd *f = x->f;
+    skewshim_xargs *c = x->c;
+    const int w = f->width;
+    const uint64_t M = x->L.block;
+    unsigned char *sst = x->tmp + x->L.send_stage;
     uint64_t out = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < rd->units; i++) {
         int first = skewshim_fwd_first_hop(f, deltas[i], rd->x);
         int slot = first ? -1 : skewshim_fwd_slot(f, deltas[i]);
         for (int j = 0; j < w; j++) {
             const unsigned char *src;
-            uint64_t s;
-            if (first) {
-                int d = dest_rank(x, j, (x->me + deltas[i]) % G);
-                src = (const unsigned char *)c->sendbuf + c->soff[d];
-                s = c->sbytes[d] < M ? c->sbytes[d] : M;
-            } else {
-                src = T + ((uint64_t)slot * w + j) * M;
-                s = f->padded ? M : tsize[(uint64_t)slot * w + j];
-                if (s > M)
-                    s = M;
-            }
+            uint64_t s = outgoing(x, deltas[i], first, slot, j, &src);
+            if (s > M)
+                s = M;
             copy(x, sst + out, src, s);
             if (f->padded && s < M) {
                 /* Padding carries no data; zero it rather than send stale bytes. */
@@ -255,29 +284,39 @@ static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
             out += s;
         }
     }
-    if ((rc = reqs_wait(&x->q)) != MPI_SUCCESS)
-        return rc;
+    return out;
+}
 
-    uint64_t in = 0;
+/* Bytes the round brings in, from the received sizes; a size past the
+ * block bound (wrong agreed facts on the sender) is cut to it, in the
+ * table too, so unpacking never reads past the stage. */
+static uint64_t incoming_bytes(fwd_run *x, int nw)
+{
+    uint64_t *min = u64(x, x->L.meta_in), in = 0;
     for (int i = 0; i < nw; i++) {
-        uint64_t s = f->padded ? M : min[i];
-        if (s > M) {
+        uint64_t s = x->f->padded ? x->L.block : min[i];
+        if (s > x->L.block) {
             x->err = MPI_ERR_INTERN;
-            min[i] = s = M;
+            min[i] = s = x->L.block;
         }
         in += s;
     }
-    if ((rc = reqs_post(&x->q, 0, rst, in, from, x->comm, 0)) ||
-        (rc = reqs_post(&x->q, 1, sst, out, to, x->comm, 0)) ||
-        (rc = reqs_wait(&x->q)))
-        return rc;
-    if (out) {
-        c->stats.messages++;
-        c->stats.bytes_sent += out;
-    }
+    return in;
+}
 
-    in = 0;
-    for (int i = 0; i < n; i++) {
+/* Unpack the receive stage: sub-blocks at their last hop are delivered,
+ * the others wait in their T slot for a later round. */
+static void unpack_round(fwd_run *x, const skewshim_fwd_round *rd, const int *deltas)
+{
+    const skewshim_fwd *f = x->f;
+    const int w = f->width, G = f->group;
+    const uint64_t M = x->L.block;
+    const uint64_t *min = u64(x, x->L.meta_in);
+    uint64_t *tsize = u64(x, x->L.tsize);
+    unsigned char *T = x->tmp + x->L.t;
+    const unsigned char *rst = x->tmp + x->L.recv_stage;
+    uint64_t in = 0;
+    for (int i = 0; i < rd->units; i++) {
         int fin = skewshim_fwd_final(f, deltas[i], rd->x);
         int slot = fin ? -1 : skewshim_fwd_slot(f, deltas[i]);
         int g0 = (x->me - deltas[i] % G + G) % G;
@@ -293,6 +332,31 @@ static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
             in += s;
         }
     }
+}
+
+static int staged_round(fwd_run *x, const skewshim_fwd_round *rd, int *deltas)
+{
+    skewshim_xargs *c = x->c;
+    int to = round_to(x, rd), from = round_from(x, rd);
+    int rc;
+
+    skewshim_lab_flush();       /* the last round's unpacking, before its metadata goes */
+    skewshim_fwd_deltas(x->f, rd, deltas);
+    if ((rc = post_sizes(x, rd, deltas)) != MPI_SUCCESS)
+        return rc;
+    uint64_t out = pack_round(x, rd, deltas);
+    if ((rc = reqs_wait(&x->q)) != MPI_SUCCESS)
+        return rc;
+    uint64_t in = incoming_bytes(x, rd->units * x->f->width);
+    if ((rc = reqs_post(&x->q, 0, x->tmp + x->L.recv_stage, in, from, x->comm, 0)) ||
+        (rc = reqs_post(&x->q, 1, x->tmp + x->L.send_stage, out, to, x->comm, 0)) ||
+        (rc = reqs_wait(&x->q)))
+        return rc;
+    if (out) {
+        c->stats.messages++;
+        c->stats.bytes_sent += out;
+    }
+    unpack_round(x, rd, deltas);
     return MPI_SUCCESS;
 }
 

@@ -44,85 +44,89 @@ static void sb_mtm(sbuf *b, double v)
 
 /* ---- per-call records --------------------------------------------------- */
 
+/* A key and its value: every field after the first carries a comma. */
+static void kv_int(sbuf *b, const char *key, int v)
+{
+    skewshim_sb_key(b, key, 0);
+    skewshim_sb_printf(b, "%d", v);
+}
+
+static void kv_u64(sbuf *b, const char *key, uint64_t v)
+{
+    skewshim_sb_key(b, key, 0);
+    skewshim_sb_u64(b, v);
+}
+
+static void kv_num(sbuf *b, const char *key, double v)
+{
+    skewshim_sb_key(b, key, 0);
+    skewshim_sb_num(b, v);
+}
+
+static void kv_str(sbuf *b, const char *key, const char *v)
+{
+    skewshim_sb_key(b, key, 0);
+    skewshim_sb_str(b, v);
+}
+
+static void kv_mtm(sbuf *b, const char *key, double v)
+{
+    skewshim_sb_key(b, key, 0);
+    sb_mtm(b, v);
+}
+
+/* Planner and cost extras: printed only when the call reported them, so a
+ * plain fallback's record stays short. */
+static void record_extras(sbuf *b, const skewshim_record *r)
+{
+    if (r->regime >= 0)
+        kv_str(b, "regime", r->regime ? "high" : "low");
+    if (r->stages > 0)
+        kv_int(b, "stages", r->stages);
+    if (r->cache_hit >= 0) {
+        skewshim_sb_key(b, "cache_hit", 0);
+        skewshim_sb_cat(b, r->cache_hit ? "true" : "false");
+    }
+    if (r->t_pred > 0)
+        kv_num(b, "t_pred_us", r->t_pred * 1e6);
+    if (r->t_lb > 0)
+        kv_num(b, "t_lb_us", r->t_lb * 1e6);
+    if (r->meta_bytes > 0 || r->meta_time > 0) {
+        kv_u64(b, "meta_bytes", r->meta_bytes);
+        kv_num(b, "meta_time_us", r->meta_time * 1e6);
+    }
+}
+
 void skewshim_record_to(sbuf *b, const skewshim_record *r)
 {
     char tmp[32];
     skewshim_sb_cat(b, "{");
     skewshim_sb_key(b, "call", 1);
     skewshim_sb_u64(b, r->index);
-    skewshim_sb_key(b, "comm", 0);
-    skewshim_sb_printf(b, "%d", r->comm_id);
-    skewshim_sb_key(b, "size", 0);
-    skewshim_sb_printf(b, "%d", r->comm_size);
-    skewshim_sb_key(b, "nodes", 0);
-    skewshim_sb_printf(b, "%d", r->nnodes);
-    skewshim_sb_key(b, "algo", 0);
-    skewshim_sb_str(b, skewshim_log_algo_name(r->algo, tmp, sizeof tmp));
-    skewshim_sb_key(b, "why", 0);
-    skewshim_sb_str(b, skewshim_why_name(r->why));
-    if (r->rule >= 0) {
-        skewshim_sb_key(b, "rule", 0);
-        skewshim_sb_printf(b, "%d", r->rule);
-    }
-    if (r->reason > 0) {
-        skewshim_sb_key(b, "reason", 0);
-        skewshim_sb_str(b, skewshim_log_reason_name(r->reason, tmp, sizeof tmp));
-    }
-    skewshim_sb_key(b, "buffers", 0);
-    skewshim_sb_str(b, skewshim_buffers_name(r->buffers));
-    skewshim_sb_key(b, "total_bytes", 0);
-    skewshim_sb_u64(b, r->total_bytes);
-    skewshim_sb_key(b, "max_block_bytes", 0);
-    skewshim_sb_u64(b, r->max_block_bytes);
-    skewshim_sb_key(b, "mean_block_bytes", 0);
-    skewshim_sb_num(b, r->mean_block_bytes);
-    skewshim_sb_key(b, "send_mtm_inter", 0);
-    sb_mtm(b, r->send_mtm_inter);
-    skewshim_sb_key(b, "recv_mtm_inter", 0);
-    sb_mtm(b, r->recv_mtm_inter);
-    skewshim_sb_key(b, "send_mtm_all", 0);
-    sb_mtm(b, r->send_mtm_all);
-    skewshim_sb_key(b, "recv_mtm_all", 0);
-    sb_mtm(b, r->recv_mtm_all);
-    skewshim_sb_key(b, "time_us", 0);
-    skewshim_sb_num(b, r->time * 1e6);
-    skewshim_sb_key(b, "rounds", 0);
-    skewshim_sb_u64(b, r->rounds);
-    skewshim_sb_key(b, "messages", 0);
-    skewshim_sb_u64(b, r->messages);
-    skewshim_sb_key(b, "bytes_sent", 0);
-    skewshim_sb_u64(b, r->bytes_sent);
-    skewshim_sb_key(b, "bytes_forwarded", 0);
-    skewshim_sb_u64(b, r->bytes_forwarded);
-    /* planner extras: only when the planner reported them */
-    if (r->regime >= 0) {
-        skewshim_sb_key(b, "regime", 0);
-        skewshim_sb_str(b, r->regime ? "high" : "low");
-    }
-    if (r->stages > 0) {
-        skewshim_sb_key(b, "stages", 0);
-        skewshim_sb_printf(b, "%d", r->stages);
-    }
-    if (r->cache_hit >= 0) {
-        skewshim_sb_key(b, "cache_hit", 0);
-        skewshim_sb_cat(b, r->cache_hit ? "true" : "false");
-    }
-    if (r->t_pred > 0) {
-        skewshim_sb_key(b, "t_pred_us", 0);
-        skewshim_sb_num(b, r->t_pred * 1e6);
-    }
-    if (r->t_lb > 0) {
-        skewshim_sb_key(b, "t_lb_us", 0);
-        skewshim_sb_num(b, r->t_lb * 1e6);
-    }
-    if (r->meta_bytes > 0 || r->meta_time > 0) {
-        skewshim_sb_key(b, "meta_bytes", 0);
-        skewshim_sb_u64(b, r->meta_bytes);
-        skewshim_sb_key(b, "meta_time_us", 0);
-        skewshim_sb_num(b, r->meta_time * 1e6);
-    }
-    skewshim_sb_key(b, "tmp_bytes", 0);
-    skewshim_sb_u64(b, r->tmp_bytes);
+    kv_int(b, "comm", r->comm_id);
+    kv_int(b, "size", r->comm_size);
+    kv_int(b, "nodes", r->nnodes);
+    kv_str(b, "algo", skewshim_log_algo_name(r->algo, tmp, sizeof tmp));
+    kv_str(b, "why", skewshim_why_name(r->why));
+    if (r->rule >= 0)
+        kv_int(b, "rule", r->rule);
+    if (r->reason > 0)
+        kv_str(b, "reason", skewshim_log_reason_name(r->reason, tmp, sizeof tmp));
+    kv_str(b, "buffers", skewshim_buffers_name(r->buffers));
+    kv_u64(b, "total_bytes", r->total_bytes);
+    kv_u64(b, "max_block_bytes", r->max_block_bytes);
+    kv_num(b, "mean_block_bytes", r->mean_block_bytes);
+    kv_mtm(b, "send_mtm_inter", r->send_mtm_inter);
+    kv_mtm(b, "recv_mtm_inter", r->recv_mtm_inter);
+    kv_mtm(b, "send_mtm_all", r->send_mtm_all);
+    kv_mtm(b, "recv_mtm_all", r->recv_mtm_all);
+    kv_num(b, "time_us", r->time * 1e6);
+    kv_u64(b, "rounds", r->rounds);
+    kv_u64(b, "messages", r->messages);
+    kv_u64(b, "bytes_sent", r->bytes_sent);
+    kv_u64(b, "bytes_forwarded", r->bytes_forwarded);
+    record_extras(b, r);
+    kv_u64(b, "tmp_bytes", r->tmp_bytes);
     skewshim_sb_cat(b, "}\n");
 }
 

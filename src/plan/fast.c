@@ -163,6 +163,16 @@ static int flush(ctx *c, skewshim_move *run, int *have)
     return keep(c, run->src, run->dst) ? skewshim_sched_add(c->out, run) : 0;
 }
 
+/* Either end of a move is a user block or (blk -1) the rank's temp; the
+ * move's fields for the two ends are separate, so they are passed apart. */
+static void move_end(uint8_t *loc, int32_t *blk, uint64_t *off, uint8_t where, int32_t b,
+                     uint64_t at)
+{
+    *loc = where;
+    *blk = b;
+    *off = at;
+}
+
 /* Send `len` more bytes of lane l of tile A -> B in inter-node stage s. */
 static int send_segment(ctx *c, int A, int B, int l, uint64_t len, int s)
 {
@@ -178,25 +188,19 @@ static int send_segment(ctx *c, int A, int B, int l, uint64_t len, int s)
             .src = src, .dst = dst, .stage = (uint16_t)inter_stage(c, s),
             .flags = SKEWSHIM_MOVE_INTER, .bytes = take,
         };
-        if (p->tmp == OWN) {
-            mv.src_loc = SKEWSHIM_LOC_SEND;
-            mv.src_blk = p->dst;
-            mv.src_off = p->off + at;
-        } else {
-            mv.src_loc = SKEWSHIM_LOC_TMP;
-            mv.src_blk = -1;
-            mv.src_off = p->tmp + at;
-        }
+        if (p->tmp == OWN)
+            move_end(&mv.src_loc, &mv.src_blk, &mv.src_off, SKEWSHIM_LOC_SEND, p->dst,
+                     p->off + at);
+        else
+            move_end(&mv.src_loc, &mv.src_blk, &mv.src_off, SKEWSHIM_LOC_TMP, -1, p->tmp + at);
         if (p->dst == dst) {
-            mv.dst_loc = SKEWSHIM_LOC_RECV;
-            mv.dst_blk = p->src;
-            mv.dst_off = p->off + at;
+            move_end(&mv.dst_loc, &mv.dst_blk, &mv.dst_off, SKEWSHIM_LOC_RECV, p->src,
+                     p->off + at);
         } else {
             /* Lands at the peer, the wrong rank of the right node: forward
              * it inside B one stage later (redistribution). */
-            mv.dst_loc = SKEWSHIM_LOC_TMP;
-            mv.dst_blk = -1;
-            mv.dst_off = c->tmp_next[dst];
+            move_end(&mv.dst_loc, &mv.dst_blk, &mv.dst_off, SKEWSHIM_LOC_TMP, -1,
+                     c->tmp_next[dst]);
             c->tmp_next[dst] += take;
             if (emit(c, redist_stage(c, s), dst, SKEWSHIM_LOC_TMP, -1,
                      mv.dst_off, p->dst, SKEWSHIM_LOC_RECV, p->src,
@@ -302,41 +306,38 @@ static int tile_usage(ctx *c, int A, int B, const int *ent_stage, const uint64_t
     return 0;
 }
 
-/* One planner for both: rank < 0 builds the global schedule, else only the
- * moves of `rank` (with *max_tmp the largest temp of any rank). */
-static int plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
-                     const skewshim_params *p, int rank, skewshim_sched *out,
-                     uint64_t *max_tmp, skewshim_plan_report *rep)
+/* The working arrays of one planning run, sized by the largest node (Q). */
+static int ctx_alloc(ctx *c, int P, int Q)
 {
-    int P = m->nranks, N = t->nnodes, Q = t->max_per_node;
-    if (P != t->nranks || P < 1 || out->nranks != P || rank >= P)
-        return -1;
-    size_t NN = (size_t)N * N;
-    int rc = -1;
-    int R = rank >= 0 ? t->node_of[rank] : -1;
-    ctx c = { .m = m, .t = t, .out = out, .pipeline = p ? p->fast_pipeline : 1,
-              .rank = rank };
-    skewshim_bvn bvn = { 0 };
-    uint64_t *D = calloc(NN, sizeof *D), *rem = calloc(NN, sizeof *rem);
-    int *cnt = calloc(NN + 1, sizeof *cnt);
-    c.tmp_next = calloc((size_t)P, sizeof *c.tmp_next);
     size_t maxpc = 2 * (size_t)Q * Q + (size_t)Q + 1;
-    c.pc = malloc(maxpc * sizeof *c.pc);
-    c.pc2 = malloc(maxpc * sizeof *c.pc2);
-    c.lane_start = calloc((size_t)Q + 2, sizeof *c.lane_start);
-    c.deficit = calloc((size_t)Q + 1, sizeof *c.deficit);
-    c.cur_off = calloc((size_t)Q + 1, sizeof *c.cur_off);
-    c.cur_idx = calloc((size_t)Q + 1, sizeof *c.cur_idx);
-    uint64_t *saved = malloc(2 * ((size_t)Q + 1) * sizeof *saved);
-    int *ks = NULL, *ent_stage = NULL;
-    uint64_t *ent_bytes = NULL;
-    unsigned char *used = NULL;
-    if (!D || !rem || !cnt || !c.tmp_next || !c.pc || !c.pc2 || !c.lane_start ||
-        !c.deficit || !c.cur_off || !c.cur_idx || !saved)
-        goto done;
+    c->tmp_next = calloc((size_t)P, sizeof *c->tmp_next);
+    c->pc = malloc(maxpc * sizeof *c->pc);
+    c->pc2 = malloc(maxpc * sizeof *c->pc2);
+    c->lane_start = calloc((size_t)Q + 2, sizeof *c->lane_start);
+    c->deficit = calloc((size_t)Q + 1, sizeof *c->deficit);
+    c->cur_off = calloc((size_t)Q + 1, sizeof *c->cur_off);
+    c->cur_idx = calloc((size_t)Q + 1, sizeof *c->cur_idx);
+    return c->tmp_next && c->pc && c->pc2 && c->lane_start && c->deficit && c->cur_off &&
+           c->cur_idx ? 0 : -1;
+}
 
-    /* Row by row through node blocks: one node lookup per row, not per
-     * block. */
+static void ctx_free(ctx *c)
+{
+    free(c->tmp_next);
+    free(c->pc);
+    free(c->pc2);
+    free(c->lane_start);
+    free(c->deficit);
+    free(c->cur_off);
+    free(c->cur_idx);
+}
+
+/* D[a][b]: bytes node a sends node b, the diagonal left 0 (intra-node
+ * blocks do not go through the Birkhoff stages).  Row by row through node
+ * blocks: one node lookup per row, not per block. */
+static void node_matrix(const skewshim_matrix *m, const skewshim_topo *t, uint64_t *D)
+{
+    int P = m->nranks, N = t->nnodes;
     for (int i = 0; i < P; i++) {
         int a = t->node_of[i];
         const uint64_t *row = m->b + (size_t)i * P;
@@ -345,39 +346,66 @@ static int plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
             drow[t->node_of[j]] += row[j];
         drow[a] = 0;
     }
-    if (skewshim_bvn_decompose(D, N, &bvn))
-        goto done;
+}
 
-    /* Which tile moves how much in which stage: real data first, so the
-     * auxiliary (virtual) part is what gets left out of the late stages.
-     * Two passes (count, fill) give per-tile lists in stage order. */
-    ks = malloc(((size_t)bvn.nstages + 1) * sizeof *ks);
-    if (!ks)
-        goto done;
-    /* A stage whose largest tile moves in less time than one latency costs
-     * more in synchronisation than it carries (long tails of tiny stages on
-     * sparse or very skewed matrices).  Such light stages are merged into
-     * one last stage: still peer lanes, no longer one-to-one between nodes,
-     * which is harmless at that size.  Off when the model is unset. */
-    double light_bytes = 0.0;
+/* The Birkhoff stages laid out per tile: tile e's entries are
+ * [e ? cnt[e - 1] : 0, cnt[e]), in stage order, each the bytes it moves
+ * and the inter-node stage that carries them. */
+typedef struct tile_lists {
+    int *cnt;               /* [N*N + 1] */
+    int *ent_stage;
+    uint64_t *ent_bytes;
+    int nreal;              /* inter-node stages, light ones merged */
+} tile_lists;
+
+/* A stage whose largest tile moves in less time than one latency costs
+ * more in synchronisation than it carries (long tails of tiny stages on
+ * sparse or very skewed matrices).  Such light stages are merged into one
+ * last stage: still peer lanes, no longer one-to-one between nodes, which
+ * is harmless at that size.  Off (0) when the model is unset. */
+static double light_stage_bytes(const skewshim_params *p, int Q)
+{
     if (p && p->model_latency > 0 && p->model_inter_bw > 0)
-        light_bytes = p->model_latency * p->model_inter_bw * (double)Q;
+        return p->model_latency * p->model_inter_bw * (double)Q;
+    return 0.0;
+}
+
+/* The share of tile e = (a, perm_k(a)) in Birkhoff stage k, taken off
+ * rem[]: real data first, so the auxiliary part is what the late stages
+ * leave out.  0 when the stage gives the tile nothing real to carry (the
+ * diagonal, or a tile already sent). */
+static int stage_share(const skewshim_bvn *bvn, uint64_t *rem, int N, int k, int a,
+                       size_t *e, uint64_t *r)
+{
+    int b = bvn->perm[(size_t)k * N + a];
+    *e = (size_t)a * N + b;
+    if (a == b || !rem[*e])
+        return 0;
+    *r = rem[*e] < bvn->weight[k] ? rem[*e] : bvn->weight[k];
+    rem[*e] -= *r;
+    return 1;
+}
+
+/* First pass over the stages: ks[k] becomes the inter-node stage of
+ * Birkhoff stage k (-1 when it carries only auxiliary bytes) and cnt[e + 1]
+ * the number of stages tile e takes part in.  Returns the
+ * number of inter-node stages; *nent the entries of all tiles. */
+static int number_stages(const skewshim_bvn *bvn, const uint64_t *D, uint64_t *rem, int N,
+                         double light_bytes, int *ks, int *cnt, size_t *nent)
+{
     int nreal = 0, nlight = 0;
-    size_t nent = 0;
-    memcpy(rem, D, NN * sizeof *rem);
-    for (int k = 0; k < bvn.nstages; k++) {
+    memcpy(rem, D, (size_t)N * N * sizeof *rem);
+    for (int k = 0; k < bvn->nstages; k++) {
         int real = 0;
         uint64_t biggest = 0;
         for (int a = 0; a < N; a++) {
-            int b = bvn.perm[(size_t)k * N + a];
-            size_t e = (size_t)a * N + b;
-            if (a == b || !rem[e])
+            size_t e;
+            uint64_t r;
+            if (!stage_share(bvn, rem, N, k, a, &e, &r))
                 continue;
-            uint64_t r = rem[e] < bvn.weight[k] ? rem[e] : bvn.weight[k];
-            rem[e] -= r;
             if (r > biggest) biggest = r;
             cnt[e + 1]++;
-            nent++;
+            (*nent)++;
             real = 1;
         }
         if (real && (double)biggest < light_bytes) {
@@ -387,178 +415,266 @@ static int plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
             ks[k] = real ? nreal++ : -1;
         }
     }
-    for (int k = 0; k < bvn.nstages; k++)
+    for (int k = 0; k < bvn->nstages; k++)
         if (ks[k] == -2)
             ks[k] = nreal;
-    if (nlight)
-        nreal++;
-    if (redist_stage(&c, nreal) > 65535)
-        goto done;
+    return nlight ? nreal + 1 : nreal;
+}
+
+/* Second pass, the same walk as number_stages: fill each tile's list. */
+static void fill_tile_lists(const skewshim_bvn *bvn, const uint64_t *D, uint64_t *rem, int N,
+                            const int *ks, tile_lists *tl)
+{
+    size_t NN = (size_t)N * N;
     for (size_t e = 0; e < NN; e++)
-        cnt[e + 1] += cnt[e];
-    ent_stage = malloc((nent + 1) * sizeof *ent_stage);
-    ent_bytes = malloc((nent + 1) * sizeof *ent_bytes);
-    if (!ent_stage || !ent_bytes)
-        goto done;
+        tl->cnt[e + 1] += tl->cnt[e];
     memcpy(rem, D, NN * sizeof *rem);
-    for (int k = 0; k < bvn.nstages; k++)
+    for (int k = 0; k < bvn->nstages; k++)
         for (int a = 0; a < N; a++) {
-            int b = bvn.perm[(size_t)k * N + a];
-            size_t e = (size_t)a * N + b;
-            if (a == b || !rem[e])
+            size_t e;
+            uint64_t r;
+            if (!stage_share(bvn, rem, N, k, a, &e, &r))
                 continue;
-            uint64_t r = rem[e] < bvn.weight[k] ? rem[e] : bvn.weight[k];
-            rem[e] -= r;
-            ent_stage[cnt[e]] = ks[k];
-            ent_bytes[cnt[e]] = r;
-            cnt[e]++;
+            tl->ent_stage[tl->cnt[e]] = ks[k];
+            tl->ent_bytes[tl->cnt[e]] = r;
+            tl->cnt[e]++;
         }
-    /* cnt[e] now ends tile e's list; cnt[e - 1] (or 0) starts it. */
+}
 
-    /* Global facts a slice needs to number its stages as the global plan
-     * does: which stages carry anything anywhere. */
-    int nst = redist_stage(&c, nreal) + 1;
-    used = calloc((size_t)nst + 1, 1);
-    unsigned char *redist_used = NULL;
-    if (!used)
+/* Decompose the node matrix and lay its stages out per tile.  The caller
+ * frees tl's arrays, also on failure. */
+static int tile_stages(const uint64_t *D, int N, int Q, const skewshim_params *p,
+                       const ctx *c, tile_lists *tl)
+{
+    size_t NN = (size_t)N * N, nent = 0;
+    int rc = -1;
+    skewshim_bvn bvn = { 0 };
+    uint64_t *rem = calloc(NN, sizeof *rem);
+    int *ks = NULL;
+    tl->cnt = calloc(NN + 1, sizeof *tl->cnt);
+    if (!rem || !tl->cnt || skewshim_bvn_decompose(D, N, &bvn))
         goto done;
-    if (rank >= 0 && !c.pipeline) {
-        redist_used = calloc((size_t)nreal + 1, 1);
-        if (!redist_used)
-            goto done;
-    }
-    int any_balance = 0;
+    ks = malloc(((size_t)bvn.nstages + 1) * sizeof *ks);
+    if (!ks)
+        goto done;
+    tl->nreal = number_stages(&bvn, D, rem, N, light_stage_bytes(p, Q), ks, tl->cnt, &nent);
+    if (redist_stage(c, tl->nreal) > 65535)
+        goto done;
+    tl->ent_stage = malloc((nent + 1) * sizeof *tl->ent_stage);
+    tl->ent_bytes = malloc((nent + 1) * sizeof *tl->ent_bytes);
+    if (!tl->ent_stage || !tl->ent_bytes)
+        goto done;
+    fill_tile_lists(&bvn, D, rem, N, ks, tl);
+    rc = 0;
+done:
+    skewshim_bvn_free(&bvn);
+    free(rem);
+    free(ks);
+    return rc;
+}
 
+/* Balance tile A -> B and send it stage by stage over its lanes. */
+static int send_tile(ctx *c, int A, int B, const tile_lists *tl, int x0, int x1)
+{
+    int np;
+    int L = build_lanes(c, A, B, &np, 0);
+    if (L < 0)
+        return -1;
+    /* From the slice's own node only its own lane sends. */
+    int l0 = 0, l1 = L;
+    if (c->rank >= 0 && A == c->t->node_of[c->rank]) {
+        l0 = c->t->local_of[c->rank];
+        l1 = l0 < L ? l0 + 1 : l0;
+    }
+    for (int l = 0; l < L; l++) {
+        c->cur_idx[l] = c->lane_start[l];
+        c->cur_off[l] = 0;
+    }
+    uint64_t done_bytes = 0;
+    for (int x = x0; x < x1; x++) {
+        uint64_t next = done_bytes + tl->ent_bytes[x];
+        for (int l = l0; l < l1; l++) {
+            uint64_t len = lane_cut(next, L, l) - lane_cut(done_bytes, L, l);
+            if (len && send_segment(c, A, B, l, len, tl->ent_stage[x]))
+                return -1;
+        }
+        done_bytes = next;
+    }
+    return 0;
+}
+
+/* Every inter-node tile in the global (a, b) order, which fixes the temp
+ * offsets.  A slice sends only the tiles touching its node, on a copy of
+ * the temp cursors (it emits only some lanes), and tile_usage advances the
+ * real cursors for every tile alike.  saved holds 2 Q cursors. */
+static int send_tiles(ctx *c, const uint64_t *D, const tile_lists *tl, uint64_t *saved,
+                      int *any_balance, unsigned char *redist_used)
+{
+    const skewshim_topo *t = c->t;
+    int N = t->nnodes, rank = c->rank;
+    int R = rank >= 0 ? t->node_of[rank] : -1;
     for (int a = 0; a < N; a++)
         for (int b = 0; b < N; b++) {
             size_t e = (size_t)a * N + b;
             if (a == b || !D[e])
                 continue;
-            int x0 = e ? cnt[e - 1] : 0, x1 = cnt[e];
+            int x0 = e ? tl->cnt[e - 1] : 0, x1 = tl->cnt[e];
             int mine = rank < 0 || a == R || b == R;
             const int *ra = t->node_ranks + t->node_first[a];
             const int *rb = t->node_ranks + t->node_first[b];
             int qa = t->node_size[a], qb = t->node_size[b];
-            if (rank >= 0) {
-                /* The slice replays its tiles on a copy of the temp cursors
-                 * (it emits only some lanes); tile_usage then advances the
-                 * real ones for every tile alike. */
-                if (mine) {
-                    for (int x = 0; x < qa; x++) saved[x] = c.tmp_next[ra[x]];
-                    for (int y = 0; y < qb; y++) saved[qa + y] = c.tmp_next[rb[y]];
-                }
+            if (rank >= 0 && mine) {
+                for (int x = 0; x < qa; x++) saved[x] = c->tmp_next[ra[x]];
+                for (int y = 0; y < qb; y++) saved[qa + y] = c->tmp_next[rb[y]];
             }
-            if (mine) {
-                int np;
-                int L = build_lanes(&c, a, b, &np, 0);
-                if (L < 0)
-                    goto done;
-                /* From the slice's own node only its own lane sends. */
-                int l0 = 0, l1 = L;
-                if (rank >= 0 && a == R) {
-                    l0 = t->local_of[rank];
-                    l1 = l0 < L ? l0 + 1 : l0;
-                }
-                for (int l = 0; l < L; l++) {
-                    c.cur_idx[l] = c.lane_start[l];
-                    c.cur_off[l] = 0;
-                }
-                uint64_t done_bytes = 0;
-                for (int x = x0; x < x1; x++) {
-                    uint64_t next = done_bytes + ent_bytes[x];
-                    for (int l = l0; l < l1; l++) {
-                        uint64_t len = lane_cut(next, L, l) - lane_cut(done_bytes, L, l);
-                        if (len && send_segment(&c, a, b, l, len, ent_stage[x]))
-                            goto done_free;
-                    }
-                    done_bytes = next;
-                }
-            }
+            if (mine && send_tile(c, a, b, tl, x0, x1))
+                return -1;
             if (rank >= 0) {
                 if (mine) {
-                    for (int x = 0; x < qa; x++) c.tmp_next[ra[x]] = saved[x];
-                    for (int y = 0; y < qb; y++) c.tmp_next[rb[y]] = saved[qa + y];
+                    for (int x = 0; x < qa; x++) c->tmp_next[ra[x]] = saved[x];
+                    for (int y = 0; y < qb; y++) c->tmp_next[rb[y]] = saved[qa + y];
                 }
-                if (tile_usage(&c, a, b, ent_stage, ent_bytes, x0, x1, &any_balance,
+                if (tile_usage(c, a, b, tl->ent_stage, tl->ent_bytes, x0, x1, any_balance,
                                redist_used))
-                    goto done_free;
+                    return -1;
             }
         }
+    return 0;
+}
 
-    int any_intra = 0;
-    if (rank < 0) {
+/* Intra-node blocks go directly; a slice emits only its node's, which,
+ * node ranks being listed in increasing order, is the global (i, j) order
+ * restricted to that node. */
+static int send_intra(ctx *c)
+{
+    const skewshim_topo *t = c->t;
+    const skewshim_matrix *m = c->m;
+    int P = m->nranks;
+    if (c->rank < 0) {
         for (int i = 0; i < P; i++)
             for (int j = 0; j < P; j++)
                 if (t->node_of[i] == t->node_of[j] &&
-                    emit(&c, intra_stage(&c), i, SKEWSHIM_LOC_SEND, j, 0,
+                    emit(c, intra_stage(c), i, SKEWSHIM_LOC_SEND, j, 0,
                          j, SKEWSHIM_LOC_RECV, i, 0, m->b[(size_t)i * P + j], 0u))
-                    goto done_free;
+                    return -1;
+        return 0;
+    }
+    int R = t->node_of[c->rank];
+    const int *rr = t->node_ranks + t->node_first[R];
+    int q = t->node_size[R];
+    for (int x = 0; x < q; x++)
+        for (int y = 0; y < q; y++)
+            if (emit(c, intra_stage(c), rr[x], SKEWSHIM_LOC_SEND, rr[y], 0,
+                     rr[y], SKEWSHIM_LOC_RECV, rr[x], 0,
+                     m->b[(size_t)rr[x] * P + rr[y]], 0u))
+                return -1;
+    return 0;
+}
+
+/* Whether any node has a nonzero block between two of its ranks. */
+static int any_intra_traffic(const skewshim_matrix *m, const skewshim_topo *t)
+{
+    int P = m->nranks;
+    for (int n = 0; n < t->nnodes; n++) {
+        const int *nr = t->node_ranks + t->node_first[n];
+        for (int x = 0; x < t->node_size[n]; x++)
+            for (int y = 0; y < t->node_size[n]; y++)
+                if (m->b[(size_t)nr[x] * P + nr[y]])
+                    return 1;
+    }
+    return 0;
+}
+
+/* The stages the global schedule uses, which a slice cannot read off its
+ * own moves: balancing when any tile balances, the intra stage when any
+ * node talks to itself, every inter-node stage, and each redistribution
+ * that some tile needs (all of them when that was not tracked). */
+static void slice_used_stages(const ctx *c, unsigned char *used, int any_balance,
+                              int any_intra, int nreal, const unsigned char *redist_used)
+{
+    used[0] = (unsigned char)any_balance;
+    used[intra_stage(c)] = (unsigned char)any_intra;
+    for (int s = 0; s < nreal; s++) {
+        used[inter_stage(c, s)] = 1;
+        /* With the pipeline a redistribution shares the next inter
+         * stage, and the last one is the last stage number, so its use
+         * renumbers nothing; marking it is harmless. */
+        used[redist_stage(c, s)] |= redist_used ? redist_used[s] : 1;
+    }
+}
+
+static uint64_t max_temp(const ctx *c)
+{
+    uint64_t mt = 0;
+    for (int i = 0; i < c->t->nranks; i++)
+        if (c->tmp_next[i] > mt)
+            mt = c->tmp_next[i];
+    return mt;
+}
+
+/* One planner for both: rank < 0 builds the global schedule, else only the
+ * moves of `rank` (with *max_tmp the largest temp of any rank). */
+static int plan_fast(const skewshim_matrix *m, const skewshim_topo *t,
+                     const skewshim_params *p, int rank, skewshim_sched *out,
+                     uint64_t *max_tmp, skewshim_plan_report *rep)
+{
+    int P = m->nranks, N = t->nnodes, Q = t->max_per_node;
+    if (P != t->nranks || P < 1 || out->nranks != P || rank >= P)
+        return -1;
+    int rc = -1;
+    ctx c = { .m = m, .t = t, .out = out, .pipeline = p ? p->fast_pipeline : 1,
+              .rank = rank };
+    tile_lists tl = { 0 };
+    uint64_t *D = calloc((size_t)N * N, sizeof *D);
+    uint64_t *saved = malloc(2 * ((size_t)Q + 1) * sizeof *saved);
+    unsigned char *used = NULL, *redist_used = NULL;
+    if (ctx_alloc(&c, P, Q) || !D || !saved)
+        goto done;
+    node_matrix(m, t, D);
+    if (tile_stages(D, N, Q, p, &c, &tl))
+        goto done;
+
+    /* Global facts a slice needs to number its stages as the global plan
+     * does: which stages carry anything anywhere. */
+    int nst = redist_stage(&c, tl.nreal) + 1;
+    used = calloc((size_t)nst + 1, 1);
+    if (!used)
+        goto done;
+    if (rank >= 0 && !c.pipeline) {
+        redist_used = calloc((size_t)tl.nreal + 1, 1);
+        if (!redist_used)
+            goto done;
+    }
+    int any_balance = 0;
+    if (send_tiles(&c, D, &tl, saved, &any_balance, redist_used) || send_intra(&c))
+        goto done;
+    if (rank < 0) {
         for (size_t k = 0; k < out->nmoves; k++)
             used[out->moves[k].stage] = 1;
     } else {
-        /* Node ranks are listed in increasing order, so this is the global
-         * (i, j) order restricted to the slice's node. */
-        const int *rr = t->node_ranks + t->node_first[R];
-        int q = t->node_size[R];
-        for (int x = 0; x < q; x++)
-            for (int y = 0; y < q; y++)
-                if (emit(&c, intra_stage(&c), rr[x], SKEWSHIM_LOC_SEND, rr[y], 0,
-                         rr[y], SKEWSHIM_LOC_RECV, rr[x], 0,
-                         m->b[(size_t)rr[x] * P + rr[y]], 0u))
-                    goto done_free;
-        for (int n = 0; n < N && !any_intra; n++) {
-            const int *nr = t->node_ranks + t->node_first[n];
-            for (int x = 0; x < t->node_size[n] && !any_intra; x++)
-                for (int y = 0; y < t->node_size[n]; y++)
-                    if (m->b[(size_t)nr[x] * P + nr[y]]) {
-                        any_intra = 1;
-                        break;
-                    }
-        }
-        used[0] = (unsigned char)any_balance;
-        used[intra_stage(&c)] = (unsigned char)any_intra;
-        for (int s = 0; s < nreal; s++) {
-            used[inter_stage(&c, s)] = 1;
-            /* With the pipeline a redistribution shares the next inter
-             * stage, and the last one is the last stage number, so its use
-             * renumbers nothing; marking it is harmless. */
-            used[redist_stage(&c, s)] |= redist_used ? redist_used[s] : 1;
-        }
-        uint64_t mt = 0;
-        for (int i = 0; i < P; i++)
-            if (c.tmp_next[i] > mt)
-                mt = c.tmp_next[i];
+        slice_used_stages(&c, used, any_balance, any_intra_traffic(m, t), tl.nreal,
+                          redist_used);
         if (max_tmp)
-            *max_tmp = mt;
+            *max_tmp = max_temp(&c);
     }
     renumber(out, used, nst);
     if (skewshim_sched_finish(out))
-        goto done_free;
+        goto done;
     if (rep) {
         rep->regime = -1;
-        rep->stages = nreal;
+        rep->stages = tl.nreal;
         rep->mtm = 0.0;
     }
     rc = 0;
-done_free:
-    free(redist_used);
 done:
-    skewshim_bvn_free(&bvn);
+    free(tl.cnt);
+    free(tl.ent_stage);
+    free(tl.ent_bytes);
     free(D);
-    free(rem);
-    free(cnt);
-    free(ks);
-    free(ent_stage);
-    free(ent_bytes);
-    free(used);
     free(saved);
-    free(c.tmp_next);
-    free(c.pc);
-    free(c.pc2);
-    free(c.lane_start);
-    free(c.deficit);
-    free(c.cur_off);
-    free(c.cur_idx);
+    free(used);
+    free(redist_used);
+    ctx_free(&c);
     return rc;
 }
 

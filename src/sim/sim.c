@@ -30,12 +30,24 @@ static int cmp_write(const void *a, const void *b)
 typedef struct simstate {
     const skewshim_sched *s;
     const skewshim_topo *t;
+    const skewshim_sim_model *mo;
     int m;
     twrite *w;
     size_t nw;
     uint64_t *maxend;   /* [nw] running max of w[].end within each rank */
     size_t *first;      /* [P+1] first write of each rank */
     double *done;       /* [nmoves] completion time of each move */
+    /* Resources: a send and a receive side per rank (intra tier), then per
+     * node and rail an out and an in NIC group (inter tier). */
+    size_t nres_intra, nres;
+    double *bw;         /* [nres] bytes/s */
+    double *load;       /* [nres] bytes of the current phase, 0 when idle */
+    double *rready;     /* [nres] when the data of its moves exist */
+    double *fin;        /* [nres] when its share of the phase ends */
+    size_t *touched;    /* resources with load in the current stage */
+    size_t ntouch;
+    double *mready;     /* [nmoves] when a move's source data exist */
+    size_t *mres;       /* [2 per move of the stage] its resources, SIZE_MAX for a copy */
 } simstate;
 
 static int tier_of(const simstate *st, const skewshim_move *mv)
@@ -75,6 +87,152 @@ static double rail_bw(const skewshim_topo *t, int m, double B2, int node, int g)
     return B2 * (double)(m / q + (g < m % q ? 1 : 0));
 }
 
+static int sim_alloc(simstate *st)
+{
+    size_t nmoves = st->s->nmoves, P = (size_t)st->t->nranks;
+    st->nres_intra = 2 * P;
+    st->nres = st->nres_intra + 2 * (size_t)st->t->nnodes * st->m;
+    st->w = malloc((nmoves + 1) * sizeof *st->w);
+    st->maxend = malloc((nmoves + 1) * sizeof *st->maxend);
+    st->first = calloc(P + 2, sizeof *st->first);
+    st->done = calloc(nmoves + 1, sizeof *st->done);
+    st->load = calloc(st->nres + 1, sizeof *st->load);
+    st->rready = calloc(st->nres + 1, sizeof *st->rready);
+    st->fin = calloc(st->nres + 1, sizeof *st->fin);
+    st->mready = malloc((nmoves + 1) * sizeof *st->mready);
+    st->mres = malloc((2 * nmoves + 1) * sizeof *st->mres);
+    st->bw = malloc((st->nres + 1) * sizeof *st->bw);
+    st->touched = malloc((2 * nmoves + 1) * sizeof *st->touched);
+    return st->w && st->maxend && st->first && st->done && st->load && st->bw &&
+           st->touched && st->rready && st->fin && st->mready && st->mres ? 0 : -1;
+}
+
+static void sim_free(simstate *st)
+{
+    free(st->w);
+    free(st->maxend);
+    free(st->first);
+    free(st->done);
+    free(st->rready);
+    free(st->fin);
+    free(st->mready);
+    free(st->mres);
+    free(st->load);
+    free(st->bw);
+    free(st->touched);
+}
+
+/* Sort the temp writes by rank and offset, with a running max of their
+ * ends, so ready_time finds the writers of a range by bisection. */
+static void index_temp_writes(simstate *st)
+{
+    const skewshim_sched *s = st->s;
+    for (size_t k = 0; k < s->nmoves; k++) {
+        const skewshim_move *mv = &s->moves[k];
+        if (mv->dst_loc == SKEWSHIM_LOC_TMP && mv->bytes)
+            st->w[st->nw++] = (twrite){ mv->dst, mv->dst_off, mv->dst_off + mv->bytes, k };
+    }
+    qsort(st->w, st->nw, sizeof *st->w, cmp_write);
+    for (size_t k = 0; k < st->nw; k++) {
+        st->first[st->w[k].rank + 1]++;
+        st->maxend[k] = st->w[k].end;
+        if (k && st->w[k - 1].rank == st->w[k].rank && st->maxend[k - 1] > st->maxend[k])
+            st->maxend[k] = st->maxend[k - 1];
+    }
+    for (int r = 0; r < st->t->nranks; r++)
+        st->first[r + 1] += st->first[r];
+}
+
+static void resource_bandwidths(simstate *st)
+{
+    const skewshim_topo *t = st->t;
+    int N = t->nnodes, m = st->m;
+    for (size_t r = 0; r < st->nres_intra; r++)
+        st->bw[r] = st->mo->B1;
+    for (int n = 0; n < N; n++)
+        for (int g = 0; g < m; g++) {
+            double b = rail_bw(t, m, st->mo->B2, n, g);
+            st->bw[st->nres_intra + (size_t)n * m + g] = b;
+            st->bw[st->nres_intra + (size_t)(N + n) * m + g] = b;
+        }
+}
+
+/* Put the bytes of moves [a, b) (one stage) on the resources they use and
+ * note when each resource's data exist; counts traffic into d. */
+static void load_stage(simstate *st, size_t a, size_t b, int active[2], int sends[2],
+                       skewshim_sim_detail *d)
+{
+    const skewshim_topo *t = st->t;
+    int P = t->nranks, N = t->nnodes, m = st->m;
+    st->ntouch = 0;
+    for (size_t k = a; k < b; k++) {
+        const skewshim_move *mv = &st->s->moves[k];
+        int tier = tier_of(st, mv);
+        active[tier] = 1;
+        st->mready[k] = mv->src_loc == SKEWSHIM_LOC_TMP
+                            ? ready_time(st, mv->src, mv->src_off, mv->bytes) : 0.0;
+        if (mv->src == mv->dst) {
+            d->copy_bytes += mv->bytes;
+            st->mres[2 * (k - a)] = st->mres[2 * (k - a) + 1] = SIZE_MAX;
+            continue;
+        }
+        sends[tier] = 1;
+        d->messages++;
+        size_t ro, ri;
+        if (tier == TIER_INTRA) {
+            d->intra_bytes += mv->bytes;
+            ro = (size_t)mv->src;
+            ri = (size_t)P + mv->dst;
+        } else {
+            d->inter_bytes += mv->bytes;
+            ro = st->nres_intra + (size_t)t->node_of[mv->src] * m + rail_of(t, m, mv->src);
+            ri = st->nres_intra + (size_t)(N + t->node_of[mv->dst]) * m + rail_of(t, m, mv->dst);
+        }
+        st->mres[2 * (k - a)] = ro;
+        st->mres[2 * (k - a) + 1] = ri;
+        for (int side = 0; side < 2; side++) {
+            size_t r = side ? ri : ro;
+            if (st->load[r] == 0.0) {
+                st->touched[st->ntouch++] = r;
+                st->rready[r] = 0.0;
+            }
+            st->load[r] += (double)mv->bytes;
+            if (st->mready[k] > st->rready[r]) st->rready[r] = st->mready[k];
+        }
+    }
+}
+
+/* Each resource starts its share of the phase once the phase may begin
+ * (base) and the data of its own moves exist; the phase ends (pend) with
+ * its slowest resource, and a move completes when both its ends have,
+ * plus a latency. */
+static void time_stage(simstate *st, size_t a, size_t b, const double base[2],
+                       double pend[2])
+{
+    for (int tier = 0; tier < 2; tier++)
+        pend[tier] = base[tier];
+    for (size_t x = 0; x < st->ntouch; x++) {
+        size_t r = st->touched[x];
+        int tier = r < st->nres_intra ? TIER_INTRA : TIER_INTER;
+        double start = st->rready[r] > base[tier] ? st->rready[r] : base[tier];
+        st->fin[r] = start + st->load[r] / st->bw[r];
+        if (st->fin[r] > pend[tier]) pend[tier] = st->fin[r];
+    }
+    for (size_t k = a; k < b; k++) {
+        int tier = tier_of(st, &st->s->moves[k]);
+        size_t ro = st->mres[2 * (k - a)], ri = st->mres[2 * (k - a) + 1];
+        double c = base[tier] > st->mready[k] ? base[tier] : st->mready[k];
+        if (ro != SIZE_MAX) {
+            c = st->fin[ro] > st->fin[ri] ? st->fin[ro] : st->fin[ri];
+            c += st->mo->latency;
+        }
+        st->done[k] = c;
+        if (c > pend[tier] && ro == SIZE_MAX) pend[tier] = c;
+    }
+    for (size_t x = 0; x < st->ntouch; x++)
+        st->load[st->touched[x]] = 0.0;
+}
+
 double skewshim_sim_time(const skewshim_sched *s, const skewshim_topo *t,
                          const skewshim_sim_model *mo, skewshim_sim_detail *opt)
 {
@@ -83,54 +241,18 @@ double skewshim_sim_time(const skewshim_sched *s, const skewshim_topo *t,
     if (!s || !t || !mo || s->rank >= 0 || s->nranks != t->nranks || mo->m < 1 ||
         !(mo->B1 > 0) || !(mo->B2 > 0) || mo->latency < 0)
         return -1.0;
-    int P = t->nranks, N = t->nnodes, m = mo->m, ns = s->nstages;
     for (size_t k = 1; k < s->nmoves; k++)
         if (s->moves[k].stage < s->moves[k - 1].stage)
             return -1.0;        /* not finished: stages out of order */
-    if (s->nmoves && s->moves[s->nmoves - 1].stage >= ns)
+    if (s->nmoves && s->moves[s->nmoves - 1].stage >= s->nstages)
         return -1.0;
 
-    simstate st = { .s = s, .t = t, .m = m };
-    size_t nres_intra = 2 * (size_t)P, nres_inter = 2 * (size_t)N * m;
-    st.w = malloc((s->nmoves + 1) * sizeof *st.w);
-    st.maxend = malloc((s->nmoves + 1) * sizeof *st.maxend);
-    st.first = calloc((size_t)P + 2, sizeof *st.first);
-    st.done = calloc(s->nmoves + 1, sizeof *st.done);
-    double *load = calloc(nres_intra + nres_inter + 1, sizeof *load);
-    double *rready = calloc(nres_intra + nres_inter + 1, sizeof *rready);
-    double *fin = calloc(nres_intra + nres_inter + 1, sizeof *fin);
-    double *mready = malloc((s->nmoves + 1) * sizeof *mready);
-    size_t *mres = malloc((2 * s->nmoves + 1) * sizeof *mres);
-    double *bw = malloc((nres_intra + nres_inter + 1) * sizeof *bw);
-    size_t *touched = malloc((2 * s->nmoves + 1) * sizeof *touched);
+    simstate st = { .s = s, .t = t, .mo = mo, .m = mo->m };
     double result = -1.0;
-    if (!st.w || !st.maxend || !st.first || !st.done || !load || !bw || !touched ||
-        !rready || !fin || !mready || !mres)
+    if (sim_alloc(&st))
         goto done;
-
-    for (size_t k = 0; k < s->nmoves; k++) {
-        const skewshim_move *mv = &s->moves[k];
-        if (mv->dst_loc == SKEWSHIM_LOC_TMP && mv->bytes)
-            st.w[st.nw++] = (twrite){ mv->dst, mv->dst_off, mv->dst_off + mv->bytes, k };
-    }
-    qsort(st.w, st.nw, sizeof *st.w, cmp_write);
-    for (size_t k = 0; k < st.nw; k++) {
-        st.first[st.w[k].rank + 1]++;
-        st.maxend[k] = st.w[k].end;
-        if (k && st.w[k - 1].rank == st.w[k].rank && st.maxend[k - 1] > st.maxend[k])
-            st.maxend[k] = st.maxend[k - 1];
-    }
-    for (int r = 0; r < P; r++)
-        st.first[r + 1] += st.first[r];
-
-    for (size_t r = 0; r < nres_intra; r++)
-        bw[r] = mo->B1;
-    for (int n = 0; n < N; n++)
-        for (int g = 0; g < m; g++) {
-            double b = rail_bw(t, m, mo->B2, n, g);
-            bw[nres_intra + (size_t)n * m + g] = b;
-            bw[nres_intra + (size_t)(N + n) * m + g] = b;
-        }
+    index_temp_writes(&st);
+    resource_bandwidths(&st);
 
     double tier_free[2] = { 0.0, 0.0 }, prev_stage_end = 0.0, finish = 0.0;
     size_t a = 0;
@@ -140,71 +262,13 @@ double skewshim_sim_time(const skewshim_sched *s, const skewshim_topo *t,
         while (b < s->nmoves && s->moves[b].stage == stage)
             b++;
         int active[2] = { 0, 0 }, sends[2] = { 0, 0 };
-        size_t ntouch = 0;
-        for (size_t k = a; k < b; k++) {
-            const skewshim_move *mv = &s->moves[k];
-            int tier = tier_of(&st, mv);
-            active[tier] = 1;
-            mready[k] = mv->src_loc == SKEWSHIM_LOC_TMP
-                            ? ready_time(&st, mv->src, mv->src_off, mv->bytes) : 0.0;
-            if (mv->src == mv->dst) {
-                d.copy_bytes += mv->bytes;
-                mres[2 * (k - a)] = mres[2 * (k - a) + 1] = SIZE_MAX;
-                continue;
-            }
-            sends[tier] = 1;
-            d.messages++;
-            size_t ro, ri;
-            if (tier == TIER_INTRA) {
-                d.intra_bytes += mv->bytes;
-                ro = (size_t)mv->src;
-                ri = (size_t)P + mv->dst;
-            } else {
-                d.inter_bytes += mv->bytes;
-                ro = nres_intra + (size_t)t->node_of[mv->src] * m + rail_of(t, m, mv->src);
-                ri = nres_intra + (size_t)(N + t->node_of[mv->dst]) * m + rail_of(t, m, mv->dst);
-            }
-            mres[2 * (k - a)] = ro;
-            mres[2 * (k - a) + 1] = ri;
-            for (int side = 0; side < 2; side++) {
-                size_t r = side ? ri : ro;
-                if (load[r] == 0.0) {
-                    touched[ntouch++] = r;
-                    rready[r] = 0.0;
-                }
-                load[r] += (double)mv->bytes;
-                if (mready[k] > rready[r]) rready[r] = mready[k];
-            }
-        }
-        /* Each resource starts its share of the phase once the phase may
-         * begin and the data of its own moves exist; the phase ends with
-         * its slowest resource. */
-        double base[2], pend[2] = { 0.0, 0.0 };
+        load_stage(&st, a, b, active, sends, &d);
+        double base[2], pend[2];
         for (int tier = 0; tier < 2; tier++) {
             base[tier] = tier_free[tier];
             if (mo->barrier && prev_stage_end > base[tier]) base[tier] = prev_stage_end;
-            pend[tier] = base[tier];
         }
-        for (size_t x = 0; x < ntouch; x++) {
-            size_t r = touched[x];
-            int tier = r < nres_intra ? TIER_INTRA : TIER_INTER;
-            double start = rready[r] > base[tier] ? rready[r] : base[tier];
-            fin[r] = start + load[r] / bw[r];
-            if (fin[r] > pend[tier]) pend[tier] = fin[r];
-        }
-        for (size_t k = a; k < b; k++) {
-            int tier = tier_of(&st, &s->moves[k]);
-            size_t ro = mres[2 * (k - a)], ri = mres[2 * (k - a) + 1];
-            double c = base[tier] > mready[k] ? base[tier] : mready[k];
-            if (ro != SIZE_MAX) {
-                c = fin[ro] > fin[ri] ? fin[ro] : fin[ri];
-                c += mo->latency;
-            }
-            st.done[k] = c;
-            if (c > pend[tier] && ro == SIZE_MAX) pend[tier] = c;
-        }
-        for (size_t x = 0; x < ntouch; x++)
-            load[touched[x]] = 0.0;
+        time_stage(&st, a, b, base, pend);
         double stage_end = prev_stage_end;
         for (int tier = 0; tier < 2; tier++) {
             if (!active[tier])
@@ -223,17 +287,7 @@ double skewshim_sim_time(const skewshim_sched *s, const skewshim_topo *t,
     d.time = finish;
     result = finish;
 done:
-    free(st.w);
-    free(st.maxend);
-    free(st.first);
-    free(st.done);
-    free(rready);
-    free(fin);
-    free(mready);
-    free(mres);
-    free(load);
-    free(bw);
-    free(touched);
+    sim_free(&st);
     if (opt)
         *opt = d;
     return result;

@@ -46,6 +46,109 @@ static void distribute_matrix(uint64_t *full, int P, uint64_t *row, uint64_t *co
     PMPI_Scatter(full, P, MPI_UINT64_T, col, P, MPI_UINT64_T, 0, comm);
 }
 
+/* --replay: rank 0 reads the matrix into *full; the type follows the
+ * log's unless --type was given, and the recorded node layout is emulated
+ * unless ranks_per_node was.  0 or -1. */
+static int load_replay(opts *o, int type_given, uint64_t **full, int *q, MPI_Comm comm)
+{
+    int lq, lts;
+    if (skewshim_bench_load_replay(o, full, &lq, &lts, comm) != 0)
+        return -1;
+    if (!type_given)
+        skewshim_bench_type_for_size(o, lts);
+    if (!*q && lq > 0 && lq < skewshim_bench_size) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", lq);
+        if (skewshim_bench_add_set(o, "topology.ranks_per_node", v) == 0 &&
+            skewshim_set_param("topology.ranks_per_node", v) == 0)
+            *q = lq;
+    }
+    return 0;
+}
+
+/* --csv: rank 0 opens the file; every rank learns whether it could, so all
+ * stop together.  0 or -1. */
+static int open_csv(const opts *o, FILE **csv, MPI_Comm comm)
+{
+    *csv = NULL;
+    if (o->csv && skewshim_bench_rank == 0) {
+        *csv = fopen(o->csv, "w");
+        if (!*csv)
+            perror(o->csv);
+    }
+    int csv_ok = !o->csv || *csv;
+    PMPI_Bcast(&csv_ok, 1, MPI_INT, 0, comm);
+    return csv_ok ? 0 : -1;
+}
+
+/* The replayed matrix as one point.  Rank 0 converts it to elements and
+ * finds S; hdr = {divisible, S}.  Returns the exit status. */
+static int run_replay(opts *o, uint64_t *full, uint64_t *row, uint64_t *col, const char *wl,
+                      int q, FILE *csv, MPI_Comm comm)
+{
+    int P = skewshim_bench_size;
+    size_t n = (size_t)P * (size_t)P;
+    uint64_t hdr[2] = { 1, 0 };
+    if (skewshim_bench_rank == 0) {
+        for (size_t k = 0; k < n; k++) {
+            hdr[0] &= full[k] % (uint64_t)o->tsize == 0;
+            hdr[1] = full[k] > hdr[1] ? full[k] : hdr[1];
+            full[k] /= (uint64_t)o->tsize;
+        }
+    }
+    PMPI_Bcast(hdr, 2, MPI_UINT64_T, 0, comm);
+    if (!hdr[0]) {
+        if (skewshim_bench_rank == 0)
+            fprintf(stderr, "skewshim-bench: --replay: some blocks are not a multiple "
+                    "of --type %s (%d bytes)\n", o->type_name, o->tsize);
+        return 2;
+    }
+    distribute_matrix(full, P, row, col, comm);
+    skewshim_bench_run_point(o, row, col, wl, hdr[1], q, csv, comm);
+    return 0;
+}
+
+/* One point per --sizes entry on the generated workload; *full is rank 0's
+ * matrix buffer (the caller frees it).  Returns the exit status. */
+static int run_sizes(opts *o, uint64_t **full, uint64_t *row, uint64_t *col, const char *wl,
+                     int q, FILE *csv, MPI_Comm comm)
+{
+    int P = skewshim_bench_size;
+    if (skewshim_bench_rank == 0) {
+        *full = malloc((size_t)P * (size_t)P * sizeof **full);
+        if (!*full)
+            MPI_Abort(comm, 2);
+    }
+    for (int s = 0; s < o->nsizes; s++) {
+        uint64_t S = o->sizes[s];
+        if (S % (uint64_t)o->tsize) {
+            if (skewshim_bench_rank == 0)
+                fprintf(stderr, "skewshim-bench: size %llu is not a multiple of --type "
+                        "%s (%d bytes); skipped\n", (unsigned long long)S, o->type_name,
+                        o->tsize);
+            continue;
+        }
+        skewshim_wl w = { .kind = o->wl_kind, .S = S / (uint64_t)o->tsize,
+                          .param = o->param, .seed = o->seed, .topk = o->topk,
+                          .tokens = o->tokens };
+        /* The generators are deterministic, but pow/log may round
+         * differently across libm builds on unlike nodes, and one count
+         * differing between sender and receiver breaks the call: rank 0
+         * generates, everyone receives its row and column. */
+        int ok = skewshim_bench_rank != 0 || skewshim_wl_matrix(&w, P, *full) == 0;
+        PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+        if (!ok) {
+            if (skewshim_bench_rank == 0)
+                fprintf(stderr, "skewshim-bench: workload %s refuses --param %g\n",
+                        skewshim_wl_name(o->wl_kind), o->param);
+            return 2;
+        }
+        distribute_matrix(*full, P, row, col, comm);
+        skewshim_bench_run_point(o, row, col, wl, S, q, csv, comm);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -72,36 +175,11 @@ int main(int argc, char **argv)
      * SMPI all ranks live in one process, and P copies of the matrix were
      * gigabytes at P = 1024 (doc/lab.md). */
     int P = skewshim_bench_size;
-    size_t n = (size_t)P * (size_t)P;
     uint64_t *full = NULL;
     int q = o.ranks_per_node;
-    if (o.replay) {
-        int lq, lts;
-        if (skewshim_bench_load_replay(&o, &full, &lq, &lts, comm) != 0) {
-            MPI_Finalize();
-            return 2;
-        }
-        if (!type_given)
-            skewshim_bench_type_for_size(&o, lts);
-        /* Emulate the recorded node layout unless told otherwise. */
-        if (!q && lq > 0 && lq < skewshim_bench_size) {
-            char v[16];
-            snprintf(v, sizeof v, "%d", lq);
-            if (skewshim_bench_add_set(&o, "topology.ranks_per_node", v) == 0 &&
-                skewshim_set_param("topology.ranks_per_node", v) == 0)
-                q = lq;
-        }
-    }
-
     FILE *csv = NULL;
-    if (o.csv && skewshim_bench_rank == 0) {
-        csv = fopen(o.csv, "w");
-        if (!csv)
-            perror(o.csv);
-    }
-    int csv_ok = !o.csv || csv;
-    PMPI_Bcast(&csv_ok, 1, MPI_INT, 0, comm);
-    if (!csv_ok) {
+    if ((o.replay && load_replay(&o, type_given, &full, &q, comm) != 0) ||
+        open_csv(&o, &csv, comm) != 0) {
         MPI_Finalize();
         return 2;
     }
@@ -114,62 +192,8 @@ int main(int argc, char **argv)
     uint64_t *row = malloc((size_t)P * sizeof *row), *col = malloc((size_t)P * sizeof *col);
     if (!row || !col)
         MPI_Abort(comm, 2);
-    int status = 0;
-    if (o.replay) {
-        /* Rank 0 converts to elements and finds S; hdr = {divisible, S}. */
-        uint64_t hdr[2] = { 1, 0 };
-        if (skewshim_bench_rank == 0) {
-            for (size_t k = 0; k < n; k++) {
-                hdr[0] &= full[k] % (uint64_t)o.tsize == 0;
-                hdr[1] = full[k] > hdr[1] ? full[k] : hdr[1];
-                full[k] /= (uint64_t)o.tsize;
-            }
-        }
-        PMPI_Bcast(hdr, 2, MPI_UINT64_T, 0, comm);
-        if (!hdr[0]) {
-            if (skewshim_bench_rank == 0)
-                fprintf(stderr, "skewshim-bench: --replay: some blocks are not a multiple "
-                        "of --type %s (%d bytes)\n", o.type_name, o.tsize);
-            status = 2;
-        } else {
-            distribute_matrix(full, P, row, col, comm);
-            skewshim_bench_run_point(&o, row, col, wl, hdr[1], q, csv, comm);
-        }
-    } else {
-        if (skewshim_bench_rank == 0) {
-            full = malloc(n * sizeof *full);
-            if (!full)
-                MPI_Abort(comm, 2);
-        }
-        for (int s = 0; s < o.nsizes; s++) {
-            uint64_t S = o.sizes[s];
-            if (S % (uint64_t)o.tsize) {
-                if (skewshim_bench_rank == 0)
-                    fprintf(stderr, "skewshim-bench: size %llu is not a multiple of --type "
-                            "%s (%d bytes); skipped\n", (unsigned long long)S, o.type_name,
-                            o.tsize);
-                continue;
-            }
-            skewshim_wl w = { .kind = o.wl_kind, .S = S / (uint64_t)o.tsize,
-                              .param = o.param, .seed = o.seed, .topk = o.topk,
-                              .tokens = o.tokens };
-            /* The generators are deterministic, but pow/log may round
-             * differently across libm builds on unlike nodes, and one count
-             * differing between sender and receiver breaks the call: rank 0
-             * generates, everyone receives its row and column. */
-            int ok = skewshim_bench_rank != 0 || skewshim_wl_matrix(&w, P, full) == 0;
-            PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-            if (!ok) {
-                if (skewshim_bench_rank == 0)
-                    fprintf(stderr, "skewshim-bench: workload %s refuses --param %g\n",
-                            skewshim_wl_name(o.wl_kind), o.param);
-                status = 2;
-                break;
-            }
-            distribute_matrix(full, P, row, col, comm);
-            skewshim_bench_run_point(&o, row, col, wl, S, q, csv, comm);
-        }
-    }
+    int status = o.replay ? run_replay(&o, full, row, col, wl, q, csv, comm)
+                          : run_sizes(&o, &full, row, col, wl, q, csv, comm);
     if (csv)
         fclose(csv);
     free(row);

@@ -191,6 +191,87 @@ static int set_type(opts *o, const char *name)
 }
 
 /* Returns 0, 1 for --help, -1 on error. */
+/* --set NAME=VALUE: a policy knob for the shim. */
+static int parse_set(opts *o, const char *v)
+{
+    char buf[160];
+    snprintf(buf, sizeof buf, "%s", v);
+    char *eq = strchr(buf, '=');
+    if (!eq || eq == buf)
+        return usage_error("bad --set '%s' (want NAME=VALUE)", v);
+    *eq = '\0';
+    return skewshim_bench_add_set(o, buf, eq + 1);
+}
+
+/* --replay FILE[:INDEX]: only a colon followed by digits alone is an
+ * index, so paths with colons still work. */
+static int parse_replay(opts *o, const char *v)
+{
+    static char path[4096];
+    int rc = 0;
+    snprintf(path, sizeof path, "%s", v);
+    char *colon = strrchr(path, ':');
+    if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+        *colon = '\0';
+        rc = parse_int(colon + 1, 0, &o->replay_index);
+    }
+    o->replay = path;
+    return rc;
+}
+
+/* One --NAME VALUE option.  0, or nonzero after saying what is wrong. */
+static int parse_option(opts *o, const char *a, const char *v, int *type_given)
+{
+    int rc = 0;
+    if (strcmp(a, "--algos") == 0)
+        rc = parse_algos(o, v);
+    else if (strcmp(a, "--sizes") == 0)
+        rc = parse_sizes(o, v);
+    else if (strcmp(a, "--workload") == 0) {
+        o->wl_kind = skewshim_wl_from_name(v);
+        if (o->wl_kind < 0)
+            rc = usage_error("unknown --workload '%s'", v);
+    } else if (strcmp(a, "--param") == 0) {
+        char *end;
+        o->param = strtod(v, &end);
+        if (*end || end == v)
+            rc = usage_error("bad --param '%s'", v);
+    } else if (strcmp(a, "--topk") == 0)
+        rc = parse_int(v, 1, &o->topk) ? usage_error("bad --topk '%s'", v) : 0;
+    else if (strcmp(a, "--tokens") == 0)
+        rc = parse_int(v, 1, &o->tokens) ? usage_error("bad --tokens '%s'", v) : 0;
+    else if (strcmp(a, "--type") == 0) {
+        rc = set_type(o, v);
+        *type_given = 1;
+    } else if (strcmp(a, "--iters") == 0)
+        rc = parse_int(v, 1, &o->iters) ? usage_error("bad --iters '%s'", v) : 0;
+    else if (strcmp(a, "--warmup") == 0)
+        rc = parse_int(v, 0, &o->warmup) ? usage_error("bad --warmup '%s'", v) : 0;
+    else if (strcmp(a, "--ranks-per-node") == 0) {
+        rc = parse_int(v, 1, &o->ranks_per_node)
+                 ? usage_error("bad --ranks-per-node '%s'", v)
+                 : skewshim_bench_add_set(o, "topology.ranks_per_node", v);
+    } else if (strcmp(a, "--set") == 0)
+        rc = parse_set(o, v);
+    else if (strcmp(a, "--replay") == 0)
+        rc = parse_replay(o, v);
+    else if (strcmp(a, "--csv") == 0)
+        o->csv = v;
+    else if (strcmp(a, "--baseline") == 0)
+        snprintf(o->baseline, sizeof o->baseline, "%s", v);
+    else if (strcmp(a, "--link-gbps") == 0) {
+        char *end;
+        o->link_gbps = strtod(v, &end);
+        if (*end || end == v || !(o->link_gbps > 0))
+            rc = usage_error("bad --link-gbps '%s' (GB/s, > 0)", v);
+    }
+    else if (strcmp(a, "--seed") == 0)
+        rc = parse_u64(v, &o->seed) ? usage_error("bad --seed '%s'", v) : 0;
+    else
+        rc = usage_error("unknown option '%s'", a);
+    return rc;
+}
+
 int skewshim_bench_parse_args(opts *o, int argc, char **argv, int *type_given)
 {
     memset(o, 0, sizeof *o);
@@ -213,71 +294,7 @@ int skewshim_bench_parse_args(opts *o, int argc, char **argv, int *type_given)
         if (strncmp(a, "--", 2) != 0 || i + 1 >= argc)
             return usage_error("unknown option or missing value: '%s'", a);
         const char *v = argv[++i];
-        int rc = 0;
-        if (strcmp(a, "--algos") == 0)
-            rc = parse_algos(o, v);
-        else if (strcmp(a, "--sizes") == 0)
-            rc = parse_sizes(o, v);
-        else if (strcmp(a, "--workload") == 0) {
-            o->wl_kind = skewshim_wl_from_name(v);
-            if (o->wl_kind < 0)
-                rc = usage_error("unknown --workload '%s'", v);
-        } else if (strcmp(a, "--param") == 0) {
-            char *end;
-            o->param = strtod(v, &end);
-            if (*end || end == v)
-                rc = usage_error("bad --param '%s'", v);
-        } else if (strcmp(a, "--topk") == 0)
-            rc = parse_int(v, 1, &o->topk) ? usage_error("bad --topk '%s'", v) : 0;
-        else if (strcmp(a, "--tokens") == 0)
-            rc = parse_int(v, 1, &o->tokens) ? usage_error("bad --tokens '%s'", v) : 0;
-        else if (strcmp(a, "--type") == 0) {
-            rc = set_type(o, v);
-            *type_given = 1;
-        } else if (strcmp(a, "--iters") == 0)
-            rc = parse_int(v, 1, &o->iters) ? usage_error("bad --iters '%s'", v) : 0;
-        else if (strcmp(a, "--warmup") == 0)
-            rc = parse_int(v, 0, &o->warmup) ? usage_error("bad --warmup '%s'", v) : 0;
-        else if (strcmp(a, "--ranks-per-node") == 0) {
-            rc = parse_int(v, 1, &o->ranks_per_node)
-                     ? usage_error("bad --ranks-per-node '%s'", v)
-                     : skewshim_bench_add_set(o, "topology.ranks_per_node", v);
-        } else if (strcmp(a, "--set") == 0) {
-            char buf[160];
-            snprintf(buf, sizeof buf, "%s", v);
-            char *eq = strchr(buf, '=');
-            if (!eq || eq == buf)
-                rc = usage_error("bad --set '%s' (want NAME=VALUE)", v);
-            else {
-                *eq = '\0';
-                rc = skewshim_bench_add_set(o, buf, eq + 1);
-            }
-        } else if (strcmp(a, "--replay") == 0) {
-            /* FILE[:INDEX]: only a colon followed by digits alone is an
-             * index, so paths with colons still work. */
-            static char path[4096];
-            snprintf(path, sizeof path, "%s", v);
-            char *colon = strrchr(path, ':');
-            if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
-                *colon = '\0';
-                rc = parse_int(colon + 1, 0, &o->replay_index);
-            }
-            o->replay = path;
-        } else if (strcmp(a, "--csv") == 0)
-            o->csv = v;
-        else if (strcmp(a, "--baseline") == 0)
-            snprintf(o->baseline, sizeof o->baseline, "%s", v);
-        else if (strcmp(a, "--link-gbps") == 0) {
-            char *end;
-            o->link_gbps = strtod(v, &end);
-            if (*end || end == v || !(o->link_gbps > 0))
-                rc = usage_error("bad --link-gbps '%s' (GB/s, > 0)", v);
-        }
-        else if (strcmp(a, "--seed") == 0)
-            rc = parse_u64(v, &o->seed) ? usage_error("bad --seed '%s'", v) : 0;
-        else
-            rc = usage_error("unknown option '%s'", a);
-        if (rc)
+        if (parse_option(o, a, v, type_given))
             return -1;
     }
     return 0;
