@@ -46,7 +46,7 @@ static int settings_are_default(const skewshim_policy *p)
            strcmp(p->log_path, d.log_path) == 0 && p->log_level == d.log_level &&
            p->log_sample == d.log_sample && p->log_stderr == d.log_stderr &&
            p->ranks_per_node == d.ranks_per_node && p->nics_per_node == d.nics_per_node &&
-           p->fallback == d.fallback && params_equal(&p->params, &d.params);
+           p->reuse_agreement == d.reuse_agreement && p->fallback == d.fallback && params_equal(&p->params, &d.params);
 }
 
 /* What a failed load must leave behind. */
@@ -71,7 +71,8 @@ static void test_defaults(void)
     TAP_OK(p.version == 1 && !p.strict && !strcmp(p.source, "<built-in default>") &&
                !strcmp(p.log_path, "skewshim-%j.jsonl") && p.log_level == SKEWSHIM_LOG_SUMMARY &&
                p.log_sample == 1 && !p.log_stderr && p.ranks_per_node == 0 &&
-               p.nics_per_node == 1 && p.fallback == SKEWSHIM_ALGO_NATIVE && !p.rules &&
+               p.nics_per_node == 1 && p.reuse_agreement == 64 &&
+               p.fallback == SKEWSHIM_ALGO_NATIVE && !p.rules &&
                !p.nrules,
            "policy_init_default has the documented values and no rules");
 }
@@ -99,12 +100,15 @@ static void test_builtin(void)
                "rule 0: host, >= 64 ranks, blocks <= 64 B -> tuna_hier");
         TAP_OK(r[1].use == SKEWSHIM_ALGO_TUNA_HIER && r[1].buffers == SKEWSHIM_BUF_HOST &&
                    r[1].comm_size.lo == 256 && r[1].comm_size.hi < 0 &&
-                   r[1].max_block_bytes.lo == 65 && r[1].max_block_bytes.hi == 1024,
-               "rule 1: host, >= 256 ranks, blocks 65 B - 1 KiB -> tuna_hier");
+                   r[1].max_block_bytes.lo == 65 && r[1].max_block_bytes.hi == 1024 &&
+                   r[1].avg_block_bytes.set && r[1].avg_block_bytes.lo == 0 &&
+                   r[1].avg_block_bytes.hi == 64,
+               "rule 1: host, >= 256 ranks, blocks 65 B - 1 KiB, avg <= 64 B -> tuna_hier");
         TAP_OK(r[2].use == SKEWSHIM_ALGO_SCATTERED && r[2].buffers == SKEWSHIM_BUF_HOST &&
-                   r[2].comm_size.lo == 64 && r[2].comm_size.hi == 255 &&
-                   r[2].max_block_bytes.lo == 65 && r[2].max_block_bytes.hi == 1024,
-               "rule 2: host, 64-255 ranks, blocks 65 B - 1 KiB -> scattered");
+                   r[2].comm_size.lo == 64 && r[2].comm_size.hi < 0 &&
+                   r[2].max_block_bytes.lo == 65 && r[2].max_block_bytes.hi == 1024 &&
+                   !r[2].avg_block_bytes.set,
+               "rule 2: host, >= 64 ranks, blocks 65 B - 1 KiB -> scattered");
         TAP_OK(r[3].use == SKEWSHIM_ALGO_FAST && r[3].buffers == SKEWSHIM_BUF_HOST &&
                    r[3].comm_size.lo == 64 && r[3].comm_size.hi == 127 &&
                    r[3].mtm.lo == 2.2 && r[3].mtm.hi < 0 &&
@@ -148,6 +152,7 @@ static const char every_key[] =
     "  ranks_per_node: 4\n"
     "  nics_per_node: 2\n"
     "max_temp_bytes: 512 MiB\n"
+    "reuse_agreement: 8\n"
     "default: pairwise\n"
     "model: {intra_bw: 1e11, inter_bw: 12.5e9, latency: 0}\n"
     "scattered:\n"
@@ -157,7 +162,7 @@ static const char every_key[] =
     "padded_bruck: {}\n"
     "nccl_fanout: {}\n"
     "rules:\n"
-    "  - comm_size: [2, 1024]\n"               /* line 21 */
+    "  - comm_size: [2, 1024]\n"               /* line 22 */
     "    max_block_bytes: [0, 4K]\n"
     "    avg_block_bytes: 100\n"
     "    mtm: [1.5, .inf]\n"
@@ -169,7 +174,7 @@ static const char every_key[] =
     "    sabre: {alpha: 1.2, mtm_threshold: 4}\n"
     "    fast: {pipeline: off}\n"
     "    max_temp_bytes: 2KB\n"
-    "  - use: scattered\n"                     /* line 33 */
+    "  - use: scattered\n"                     /* line 34 */
     "tuna:\n"
     "  radix: 4\n"
     "tuna_hier:\n"
@@ -196,6 +201,7 @@ static void test_every_key(void)
                p.log_sample == 10 && p.log_stderr == 1,
            "log section");
     TAP_OK(p.ranks_per_node == 4 && p.nics_per_node == 2, "topology section");
+    TAP_OK(p.reuse_agreement == 8, "reuse_agreement (got %d)", p.reuse_agreement);
     TAP_OK(p.fallback == SKEWSHIM_ALGO_PAIRWISE, "default algorithm");
     const skewshim_params *g = &p.params;
     TAP_OK(g->max_temp_bytes == 512ull << 20, "max_temp_bytes 512 MiB (got %llu)",
@@ -210,7 +216,7 @@ static void test_every_key(void)
     if (p.nrules != 2)
         goto out;
     const skewshim_rule *r = &p.rules[0];
-    TAP_OK(r->line == 21 && p.rules[1].line == 33, "rule lines 21, 33 (got %d, %d)", r->line,
+    TAP_OK(r->line == 22 && p.rules[1].line == 34, "rule lines 22, 34 (got %d, %d)", r->line,
            p.rules[1].line);
     TAP_OK(r->comm_size.set && r->comm_size.lo == 2 && r->comm_size.hi == 1024 &&
                r->max_block_bytes.lo == 0 && r->max_block_bytes.hi == 4096 &&
@@ -414,6 +420,7 @@ static const struct bad bad_inputs[] = {
      "accepted keys: path, level, sample, stderr"},
     BAD_IN("map for a scalar", "tuna", "radix", "{a: 1}", "got a mapping"),
     BAD_TOP("sequence for a map", "log", "[1, 2]", "expected a mapping, got a sequence"),
+    BAD_TOP("negative reuse_agreement", "reuse_agreement", "-1", "expected an integer >= 0"),
     BAD_TOP("scalar for a map", "sabre", "5", "expected a mapping, got a scalar"),
     BAD_IN("radix 1", "tuna", "radix", "1", "expected an integer >= 2 or 'auto', got '1'"),
     BAD_IN("radix 'x'", "tuna", "radix", "x", "expected an integer >= 2 or 'auto', got 'x'"),
