@@ -349,6 +349,44 @@ static int stage_room(struct skewshim_ipc_state *s, int nst)
 /* Works on a global schedule (every rank's moves: the node's decisions are
  * computed locally, identically everywhere) and on one rank's slice (then
  * they are agreed with small reductions over the node). */
+/* Every peer's receive buffer and temp mapped from the handles it
+ * published (through the cache, under its lock); the mappings held before
+ * are released first.  Whether all of them could be mapped (ok: whether
+ * this rank may try at all). */
+static int map_peers(skewshim_device_state *st, const skewshim_xargs *c,
+                     struct skewshim_ipc_state *s, int ok)
+{
+    pthread_mutex_lock(&cache_lock);
+    ipc_epoch++;
+    cache_release(s);
+    for (int i = 0; i < s->nq; i++) {
+        s->recv_map[i] = s->tmp_map[i] = NULL;
+        if (i == s->me || !ok)
+            continue;
+        const ipc_info *in = &s->info[i];
+        if (!in->ok) {
+            ok = 0;
+            break;
+        }
+        if (in->has_recv) {
+            ipc_entry *en = cache_open(in->world, &in->recv_h, st->cuda_dev, c->rank);
+            if (!en)
+                ok = 0;
+            else
+                s->recv_map[i] = (char *)(s->held[s->nheld++] = en)->ptr + in->recv_off;
+        }
+        if (ok && in->has_tmp) {
+            ipc_entry *en = cache_open(in->world, &in->tmp_h, st->cuda_dev, c->rank);
+            if (!en)
+                ok = 0;
+            else
+                s->tmp_map[i] = (s->held[s->nheld++] = en)->ptr;
+        }
+    }
+    pthread_mutex_unlock(&cache_lock);
+    return ok;
+}
+
 int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_xargs *c,
                          const skewshim_sched *g, int *rc)
 {
@@ -386,35 +424,7 @@ int skewshim_ipc_prepare(skewshim_device_state *st, skewshim_xargs *c,
     PMPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, s->info, (int)sizeof mine, MPI_BYTE, s->node);
     PMPI_Allgather(c->roff, c->size, MPI_UINT64_T, s->roff, c->size, MPI_UINT64_T, s->node);
 
-    int ok = mine.ok && stage_room(s, nst) == 0;
-    pthread_mutex_lock(&cache_lock);
-    ipc_epoch++;
-    cache_release(s);
-    for (int i = 0; i < s->nq; i++) {
-        s->recv_map[i] = s->tmp_map[i] = NULL;
-        if (i == s->me || !ok)
-            continue;
-        const ipc_info *in = &s->info[i];
-        if (!in->ok) {
-            ok = 0;
-            break;
-        }
-        if (in->has_recv) {
-            ipc_entry *en = cache_open(in->world, &in->recv_h, st->cuda_dev, c->rank);
-            if (!en)
-                ok = 0;
-            else
-                s->recv_map[i] = (char *)(s->held[s->nheld++] = en)->ptr + in->recv_off;
-        }
-        if (ok && in->has_tmp) {
-            ipc_entry *en = cache_open(in->world, &in->tmp_h, st->cuda_dev, c->rank);
-            if (!en)
-                ok = 0;
-            else
-                s->tmp_map[i] = (s->held[s->nheld++] = en)->ptr;
-        }
-    }
-    pthread_mutex_unlock(&cache_lock);
+    int ok = map_peers(st, c, s, mine.ok && stage_room(s, nst) == 0);
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, s->node);
     if (!ok)
         return 0;

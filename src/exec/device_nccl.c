@@ -38,54 +38,40 @@ static void nccl_why(char *why, size_t len, const char *what, ncclResult_t r)
              last && *last ? ": " : "", last ? last : "");
 }
 
-/* Set NCCL up, the same way on every rank: every rank takes part in every
- * collective below whatever happened locally, and the result is agreed
- * twice: before ncclCommInitRank (which would hang waiting for a rank that
- * cannot call it) and after it. */
-static void nccl_init(skewshim_xargs *c, skewshim_device_state *st)
+/* The CUDA device of this rank for NCCL: its buffers decide
+ * (skewshim_device_enter); only when they cannot, the node-local rank
+ * modulo the device count does.  Returns whether it could be entered;
+ * *entered says whether skewshim_device_leave(*saved) is owed. */
+static int enter_device(skewshim_xargs *c, skewshim_device_state *st, MPI_Comm shm,
+                        int *entered, int *saved)
+{
+    int pref = -1;
+    if (skewshim_device_of(c->recvbuf) < 0 && skewshim_device_of(c->sendbuf) < 0) {
+        int ndev = 0, lrank = 0;
+        if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= 0) {
+            (void)cudaGetLastError();
+            ndev = 1;
+        }
+        PMPI_Comm_rank(shm, &lrank);
+        pref = lrank % ndev;
+    }
+    *entered = 1;
+    return skewshim_device_enter(st, c, pref, saved) == MPI_SUCCESS;
+}
+
+/* Rank 0's unique id to every rank, then ncclCommInitRank only if every
+ * rank got that far (it would hang waiting for a rank that cannot call
+ * it), and the outcome agreed again.  Every rank takes part in every
+ * collective whatever happened locally.  The communicator, or NULL. */
+static ncclComm_t create_comm(skewshim_xargs *c, int ok, char *why, size_t len)
 {
     MPI_Comm pcomm = c->pcomm;
-    int rank = c->rank, size = c->size;
-    int ok = st != NULL;
-    char why[384] = "";
-    if (!ok)
-        snprintf(why, sizeof why, "out of memory");
-
-    MPI_Comm shm = MPI_COMM_NULL;
-    if (PMPI_Comm_split_type(pcomm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shm) != MPI_SUCCESS) {
-        shm = MPI_COMM_NULL;
-        if (ok)
-            snprintf(why, sizeof why, "MPI_Comm_split_type failed");
-        ok = 0;
-    }
-
-    int saved = -1, entered = 0;
-    if (ok) {
-        /* Buffers decide the device (skewshim_device_enter); only when
-         * they cannot, the node-local rank modulo the device count does. */
-        int pref = -1;
-        if (skewshim_device_of(c->recvbuf) < 0 && skewshim_device_of(c->sendbuf) < 0) {
-            int ndev = 0, lrank = 0;
-            if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev <= 0) {
-                (void)cudaGetLastError();
-                ndev = 1;
-            }
-            PMPI_Comm_rank(shm, &lrank);
-            pref = lrank % ndev;
-        }
-        entered = 1;
-        if (skewshim_device_enter(st, c, pref, &saved) != MPI_SUCCESS) {
-            snprintf(why, sizeof why, "CUDA device set-up failed");
-            ok = 0;
-        }
-    }
-
     struct { int ok; ncclUniqueId id; } root;
     memset(&root, 0, sizeof root);
-    if (rank == 0 && ok) {
+    if (c->rank == 0 && ok) {
         ncclResult_t r = ncclGetUniqueId(&root.id);
         if (r != ncclSuccess) {
-            nccl_why(why, sizeof why, "ncclGetUniqueId", r);
+            nccl_why(why, len, "ncclGetUniqueId", r);
             ok = 0;
         }
     }
@@ -93,34 +79,59 @@ static void nccl_init(skewshim_xargs *c, skewshim_device_state *st)
     PMPI_Bcast(&root, (int)sizeof root, MPI_BYTE, 0, pcomm);
     int all = ok && root.ok;
     PMPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, pcomm);
-
+    if (!all)
+        return NULL;
     ncclComm_t comm = NULL;
-    if (all) {
-        ncclResult_t r = ncclCommInitRank(&comm, size, root.id, rank);
-        if (r != ncclSuccess) {
-            nccl_why(why, sizeof why, "ncclCommInitRank", r);
-            comm = NULL;
-            ok = 0;
-        }
-        all = ok;
-        PMPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, pcomm);
-        if (!all && comm) {
-            /* Local and non-blocking: the ranks that failed are gone. */
-            ncclCommAbort(comm);
-            comm = NULL;
-        }
+    ncclResult_t r = ncclCommInitRank(&comm, c->size, root.id, c->rank);
+    if (r != ncclSuccess) {
+        nccl_why(why, len, "ncclCommInitRank", r);
+        comm = NULL;
+        ok = 0;
     }
+    all = ok;
+    PMPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, pcomm);
+    if (!all && comm) {
+        /* Local and non-blocking: the ranks that failed are gone. */
+        ncclCommAbort(comm);
+        comm = NULL;
+    }
+    return all ? comm : NULL;
+}
+
+/* Set NCCL up, the same way on every rank (create_comm says how). */
+static void nccl_init(skewshim_xargs *c, skewshim_device_state *st)
+{
+    int ok = st != NULL;
+    char why[384] = "";
+    if (!ok)
+        snprintf(why, sizeof why, "out of memory");
+
+    MPI_Comm shm = MPI_COMM_NULL;
+    if (PMPI_Comm_split_type(c->pcomm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &shm) !=
+        MPI_SUCCESS) {
+        shm = MPI_COMM_NULL;
+        if (ok)
+            snprintf(why, sizeof why, "MPI_Comm_split_type failed");
+        ok = 0;
+    }
+    int saved = -1, entered = 0;
+    if (ok && !enter_device(c, st, shm, &entered, &saved)) {
+        snprintf(why, sizeof why, "CUDA device set-up failed");
+        ok = 0;
+    }
+    ncclComm_t comm = create_comm(c, ok, why, sizeof why);
+    int all = comm != NULL;
     if (entered)
         skewshim_device_leave(saved);
 
     SKEWSHIM_DEVICE_COUNT(nccl_inits, 1);
     if (!all) {
         SKEWSHIM_DEVICE_COUNT(nccl_init_failures, 1);
-        if (rank == 0 && !nccl_warned) {
+        if (c->rank == 0 && !nccl_warned) {
             nccl_warned = 1;
             fprintf(stderr, "skewshim: NCCL unavailable on a communicator of %d ranks (%s); "
                     "device buffers go through host staging\n",
-                    size, why[0] ? why : "failed on another rank");
+                    c->size, why[0] ? why : "failed on another rank");
             fflush(stderr);
         }
     }
@@ -358,6 +369,52 @@ static int run_stage(const skewshim_sched *g, size_t lo, size_t hi, skewshim_xar
     return rc;
 }
 
+/* The schedule's stages in order.  With IPC on, every stage index up to the
+ * node's agreed count (nst_ipc) is visited, even one without moves of
+ * ours, so every rank of the node takes the same barriers. */
+static int run_stages(const skewshim_sched *g, skewshim_xargs *c, skewshim_device_state *st,
+                      int ipc, const unsigned char *stage_ipc, int nst_ipc, MPI_Comm node)
+{
+    int me = c->rank, rc = MPI_SUCCESS;
+    int nst = nst_ipc;
+    for (size_t k = 0; k < g->nmoves; k++) {
+        if (k && g->moves[k].stage < g->moves[k - 1].stage)
+            KEEP_FIRST(rc, MPI_ERR_INTERN);   /* unsorted: a planner bug */
+        if (g->moves[k].stage + 1 > nst)
+            nst = g->moves[k].stage + 1;
+    }
+    /* The handle exchange in prepare was a node-wide rendezvous inside this
+     * call, after the application's earlier work and with nothing of ours
+     * queued: peers may write into us. */
+    int fenced = 1;
+    size_t lo = 0;
+    for (int s = 0; s < nst; s++) {
+        size_t hi = lo;
+        while (hi < g->nmoves && g->moves[hi].stage == s)
+            hi++;
+        int has_ipc = s < nst_ipc && stage_ipc[s];
+        if (hi == lo && !has_ipc)
+            continue;
+        if (has_ipc && !fenced) {
+            /* Peers may only write into our temp once we stopped reading
+             * what earlier stages put there. */
+            KEEP_FIRST(rc, sync_both(st, me));
+            PMPI_Barrier(node);
+        }
+        KEEP_FIRST(rc, run_stage(g, lo, hi, c, st, ipc));
+        if (has_ipc) {
+            /* Our pushes landed; after the barrier, so did everyone's. */
+            KEEP_FIRST(rc, sync_both(st, me));
+            PMPI_Barrier(node);
+            fenced = 1;
+        } else {
+            fenced = 0;
+        }
+        lo = hi;
+    }
+    return rc;
+}
+
 int skewshim_exec_device(const skewshim_sched *g, skewshim_xargs *c)
 {
     if (g->nranks != c->size)
@@ -398,45 +455,7 @@ int skewshim_exec_device(const skewshim_sched *g, skewshim_xargs *c)
     int nst_ipc = ipc ? skewshim_ipc_stages(st, &stage_ipc) : 0;
     MPI_Comm node = ipc ? skewshim_ipc_node_comm(st) : MPI_COMM_NULL;
 
-    /* Stages in order.  With IPC on, every stage index up to the node's
-     * agreed count is visited, even one without moves of ours, so every
-     * rank of the node takes the same barriers. */
-    int nst = nst_ipc;
-    for (size_t k = 0; k < g->nmoves; k++) {
-        if (k && g->moves[k].stage < g->moves[k - 1].stage)
-            KEEP_FIRST(rc, MPI_ERR_INTERN);   /* unsorted: a planner bug */
-        if (g->moves[k].stage + 1 > nst)
-            nst = g->moves[k].stage + 1;
-    }
-    /* The handle exchange in prepare was a node-wide rendezvous inside this
-     * call, after the application's earlier work and with nothing of ours
-     * queued: peers may write into us. */
-    int fenced = 1;
-    size_t lo = 0;
-    for (int s = 0; s < nst; s++) {
-        size_t hi = lo;
-        while (hi < g->nmoves && g->moves[hi].stage == s)
-            hi++;
-        int has_ipc = s < nst_ipc && stage_ipc[s];
-        if (hi == lo && !has_ipc)
-            continue;
-        if (has_ipc && !fenced) {
-            /* Peers may only write into our temp once we stopped reading
-             * what earlier stages put there. */
-            KEEP_FIRST(rc, sync_both(st, me));
-            PMPI_Barrier(node);
-        }
-        KEEP_FIRST(rc, run_stage(g, lo, hi, c, st, ipc));
-        if (has_ipc) {
-            /* Our pushes landed; after the barrier, so did everyone's. */
-            KEEP_FIRST(rc, sync_both(st, me));
-            PMPI_Barrier(node);
-            fenced = 1;
-        } else {
-            fenced = 0;
-        }
-        lo = hi;
-    }
+    KEEP_FIRST(rc, run_stages(g, c, st, ipc, stage_ipc, nst_ipc, node));
     KEEP_FIRST(rc, sync_both(st, me));
     SKEWSHIM_DEVICE_COUNT(nccl_calls, 1);
     if (ipc)
