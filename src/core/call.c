@@ -594,12 +594,20 @@ static int forced_native(skewshim_call *c)
         int in_place = c->sendbuf == MPI_IN_PLACE, inter = 0, tsize = 0, P = 0;
         const int *counts = in_place ? c->rcounts : c->scounts;
         MPI_Datatype t = in_place ? c->rtype : c->stype;
-        PMPI_Comm_rank(c->comm, &c->rank);
-        PMPI_Comm_test_inter(c->comm, &inter);
-        if (inter)
-            PMPI_Comm_remote_size(c->comm, &P);
-        else
-            PMPI_Comm_size(c->comm, &P);
+        if (c->cs) {
+            /* A communicator with a state is an intra-communicator whose
+             * rank and size the state holds: three queries fewer on the
+             * path every call of a fixed-native communicator takes. */
+            c->rank = c->cs->rank;
+            P = c->cs->size;
+        } else {
+            PMPI_Comm_rank(c->comm, &c->rank);
+            PMPI_Comm_test_inter(c->comm, &inter);
+            if (inter)
+                PMPI_Comm_remote_size(c->comm, &P);
+            else
+                PMPI_Comm_size(c->comm, &P);
+        }
         if (counts && t != MPI_DATATYPE_NULL && PMPI_Type_size(t, &tsize) == MPI_SUCCESS) {
             for (int j = 0; j < P; j++)
                 bytes += (uint64_t)(counts[j] > 0 ? counts[j] : 0);
@@ -672,6 +680,7 @@ static int handled_early(skewshim_call *c, int *rc)
         skewshim_comm *known = skewshim_comm_peek(c->comm);
         if (known && known->fixed_native) {
             known->ncalls++;
+            c->cs = known;
             *rc = forced_native(c);
             return 1;
         }
