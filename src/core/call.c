@@ -630,18 +630,16 @@ static int forced_native(skewshim_call *c)
  * MPI, which is an erroneous program either way, as when the policy fixes
  * the choice for a communicator size.  Where buffers live is a local fact
  * in a CUDA build, and every other schedule reads agreed figures. */
-static void note_outcome(const skewshim_call *c, const skewshim_algo *a, skewshim_reason reason,
-                         int in_place)
+static void note_outcome(const skewshim_call *c, const skewshim_algo *a, skewshim_reason reason)
 {
     int ran_native = reason != SKEWSHIM_REASON_NONE || c->algo == SKEWSHIM_ALGO_NATIVE;
     int reusable = ran_native;
 #ifndef SKEWSHIM_HAVE_CUDA
-    if (!ran_native && a && a->run_host && !a->needs_agreement && !in_place &&
+    if (!ran_native && a && a->run_host && !a->needs_agreement && !c->in_place &&
         !gathers_matrix(c->algo))
         reusable = 1;
 #else
     (void)a;
-    (void)in_place;
 #endif
     skewshim_reuse_note(&c->cs->reuse, c->rule, ran_native ? SKEWSHIM_ALGO_NATIVE : c->algo,
                         reason, reusable, (uint32_t)skewshim_g.policy.reuse_agreement);
@@ -771,17 +769,16 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
         c->why = SKEWSHIM_WHY_FORCED;
         return chosen;
     }
-    if (r->reused) {
-        /* The rule's choice as the agreed calls made it; an outcome that
-         * fell back there (a schedule that did not pay back) falls back
-         * alike, without planning again. */
-    } else if (r->fixed) {
+    /* A reused call keeps the rule and algorithm route_call took from the
+     * agreed calls (never fixed as well); judge() repeats their fallback
+     * without planning. */
+    if (r->fixed) {
         /* The same outcome whether or not a per-call log made the
          * agreement run; and without it, local facts (c->buffers) must not
          * reach the rules: a device rule could match on one rank only. */
         c->rule = c->cs->fixed_rule;
         c->algo = c->rule >= 0 ? pol->rules[c->rule].use : pol->fallback;
-    } else {
+    } else if (!r->reused) {
         const skewshim_agreed *ag = &c->ag;
         skewshim_facts f = {
             .comm_size = c->size,
@@ -912,7 +909,7 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     }
     rc = execute(&c, a, reason);
     if (c.ag.valid && forced < 0 && !r.fixed)
-        note_outcome(&c, a, reason, c.in_place);
+        note_outcome(&c, a, reason);
     double t = PMPI_Wtime() - t0;
     if (logged) {
         log_call(&c, reason, t);
