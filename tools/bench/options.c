@@ -56,6 +56,9 @@ void skewshim_bench_print_help(void)
         "  --replay FILE[:I]   matrix I (default 0) of a matrix-level log\n"
         "  --csv FILE          also write the rows as CSV\n"
         "  --seed N            workload seed (default 1)\n"
+        "  --reference R       what items are held to: mpi (PMPI_Alltoallv,\n"
+        "                      itself held to the pattern) or pattern (the\n"
+        "                      pattern alone, for thousands of ranks)\n"
         "  --device            device buffers (CUDA builds)\n");
 }
 
@@ -265,7 +268,12 @@ static int parse_option(opts *o, const char *a, const char *v, int *type_given)
         if (*end || end == v || !(o->link_gbps > 0))
             rc = usage_error("bad --link-gbps '%s' (GB/s, > 0)", v);
     }
-    else if (strcmp(a, "--seed") == 0)
+    else if (strcmp(a, "--reference") == 0) {
+        if (strcmp(v, "mpi") == 0 || strcmp(v, "pattern") == 0)
+            o->ref_pattern = strcmp(v, "pattern") == 0;
+        else
+            rc = usage_error("bad --reference '%s' (mpi or pattern)", v);
+    } else if (strcmp(a, "--seed") == 0)
         rc = parse_u64(v, &o->seed) ? usage_error("bad --seed '%s'", v) : 0;
     else
         rc = usage_error("unknown option '%s'", a);

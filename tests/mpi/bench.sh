@@ -1,0 +1,41 @@
+#!/bin/sh
+# skewshim-bench holds every item's result to a reference byte for byte:
+# PMPI_Alltoallv's output (--reference mpi) or the pattern the bench sent
+# (--reference pattern, the lab's thousands of ranks).  Both must pass every
+# host algorithm on skewed counts with zero blocks, and both must stop the
+# run on one wrong byte.
+. "${top_srcdir:-.}/tests/mpi/lib.sh"
+BENCH="$top_builddir/skewshim-bench"
+if [ ! -x "$BENCH" ]; then
+    skip "skewshim-bench not built"
+    done_testing
+fi
+ALGOS=native,scattered,pairwise,bruck2,padded_bruck,tuna,tuna:radix=3,tuna_hier,auto
+for n in 3 4; do
+    for ref in mpi pattern; do
+        SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n "$n" "$BENCH" --algos "$ALGOS" \
+            --workload zipf --sizes 16,1k --iters 1 --warmup 0 --ranks-per-node 2 \
+            --reference "$ref" --csv "$TESTDIR/$ref.csv"
+        ok $? "P=$n --reference $ref: every host algorithm verified"
+    done
+    # The same rows either way: the reference changes what is checked, not what runs.
+    cut -d, -f1-3 "$TESTDIR/mpi.csv" > "$TESTDIR/a"; cut -d, -f1-3 "$TESTDIR/pattern.csv" > "$TESTDIR/b"
+    [ "$(wc -l < "$TESTDIR/a")" -gt 10 ] && cmp -s "$TESTDIR/a" "$TESTDIR/b"
+    ok $? "P=$n: both references give the same $(($(wc -l < "$TESTDIR/a") - 1)) rows"
+    for ref in mpi pattern; do
+        SKEWSHIM_BENCH_TEST_FLIP=1 SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n "$n" "$BENCH" \
+            --algos scattered --sizes 16 --iters 1 --warmup 0 --reference "$ref" > /dev/null 2>&1
+        rc=$?
+        grep -q "VERIFICATION FAILED: scattered" "$TESTDIR/out"
+        said=$?
+        [ $rc -ne 0 ] && [ $said -eq 0 ]
+        ok $? "P=$n --reference $ref: one flipped byte stops the run (exit $rc)"
+    done
+done
+mpirun_n 1 "$BENCH" --reference bogus
+rc=$?
+grep -q "bad --reference 'bogus'" "$TESTDIR/out"
+said=$?
+[ $rc -eq 2 ] && [ $said -eq 0 ]
+ok $? "--reference bogus is refused (exit $rc)"
+done_testing
