@@ -1,19 +1,25 @@
 # Sourced by scripts/check and scripts/demo: install what a fresh Debian 12
 # (or Ubuntu) machine lacks to build and test skewshim.
-#   skewshim_install_deps [demo]
-# demo: only what scripts/demo builds and runs (MPICH, and SimGrid for its
-# lab part): 116 packages, 152 MB on a minimal Debian 12 against the full
+#   skewshim_install_deps [all|demo|lab]
+# all (the default): everything the tests use, SimGrid included unless
+# SKEWSHIM_NO_LAB is set.  demo: only what the demo's real run builds and
+# runs (MPICH); lab: only SimGrid, for the demo's lab part.  demo and lab
+# together are 116 packages, 152 MB on a minimal Debian 12 against the full
 # set's 241 and 246 MB, so that a newcomer's first command stays short.
 skewshim_install_deps() {
     pkgs="build-essential autoconf automake libtool pkg-config libyaml-dev \
 mpich libmpich-dev python3"
-    if [ "${1:-}" != demo ]; then
-        pkgs="$pkgs openmpi-bin libopenmpi-dev gfortran python3-mpi4py"
-        # skewshim-report's plots (and its test).
-        [ "${SKEWSHIM_NO_PLOTS:-0}" = 1 ] || pkgs="$pkgs python3-matplotlib"
-    fi
-    # The performance lab (doc/lab.md) and its CI subset: SimGrid's SMPI.
-    [ -z "${SKEWSHIM_NO_LAB:-}" ] && pkgs="$pkgs libsimgrid-dev"
+    case "${1:-all}" in
+        all)
+            pkgs="$pkgs openmpi-bin libopenmpi-dev gfortran python3-mpi4py"
+            # skewshim-report's plots (and its test).
+            [ "${SKEWSHIM_NO_PLOTS:-0}" = 1 ] || pkgs="$pkgs python3-matplotlib"
+            # The performance lab (doc/lab.md) and its CI subset: SimGrid's SMPI.
+            [ -z "${SKEWSHIM_NO_LAB:-}" ] && pkgs="$pkgs libsimgrid-dev" ;;
+        demo) ;;
+        lab) pkgs=libsimgrid-dev ;;
+        *) echo "skewshim_install_deps: unknown set '$1' (all, demo or lab)" >&2; return 2 ;;
+    esac
     missing=
     for p in $pkgs; do
         dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
