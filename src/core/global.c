@@ -1,8 +1,9 @@
 /* SABRE and FAST on the MPI side.  Both planners need the whole size
  * matrix; the cheapest exchange that lets every rank compute the identical
- * plan on its own is one PMPI_Allgather of each rank's row of send sizes
- * (P values of 8 bytes from each rank, P^2 * 8 bytes received): no plan is
- * broadcast and no metadata rounds follow.  Its cost is logged per call. */
+ * plan on its own is one allgather of each rank's row of send sizes (P
+ * values of 8 bytes from each rank, P^2 * 8 bytes received; Bruck's, in
+ * log2 P rounds: allgather.c): no plan is broadcast and no metadata rounds
+ * follow.  Its cost is logged per call. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -66,8 +67,7 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
     mine[P] = hash_counts(c->rbytes, P, 1);
     skewshim_agree_local_tail(c, mine + P + 1);
     double t0 = PMPI_Wtime();
-    int rc = PMPI_Allgather(mine, (int)row, MPI_UINT64_T, pc->gathered, (int)row, MPI_UINT64_T,
-                            c->cs->pcomm);
+    int rc = skewshim_allgather_rows(mine, pc->gathered, row, c->rank, P, c->cs->pcomm);
     pc->meta_time = PMPI_Wtime() - t0;
     pc->meta_bytes = row * sizeof(uint64_t);
     free(mine);

@@ -57,6 +57,12 @@ void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv);
 void skewshim_agree_local_tail(const skewshim_call *c, uint64_t *tail);
 void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen, int mismatch);
 
+/* allgather.c: every rank's row of row values into all[size][row] in
+ * ceil(log2 size) rounds; mine holds this rank's row on entry and is
+ * scratch after. */
+int skewshim_allgather_rows(uint64_t *mine, uint64_t *all, size_t row, int rank, int size,
+                            MPI_Comm comm);
+
 /* dtype.c: size, extent and true lb of t; returns 1 when its data is one
  * ordered run of bytes (typemap order = address order, elements touching),
  * the layout the byte-moving schedules can read and write in place. */

@@ -302,8 +302,8 @@ done:
  * B1, two latencies, and msg_factor times native's messages.  The matrix
  * exchange: an allgather of P rows of (P + 3) words: a node receives
  * per_node (P - per_node) rows through its m NICs and a rank the rest at
- * B1; its rounds are those of MPI libraries' allgather: P - 1 (ring) from
- * 512 KiB in all, else ceil(log2 P) (recursive doubling). */
+ * B1, in the ceil(log2 P) rounds of the shim's Bruck allgather
+ * (src/core/allgather.c). */
 int skewshim_predict(const skewshim_predict_in *in, skewshim_predict_out *out)
 {
     memset(out, 0, sizeof *out);
@@ -328,11 +328,8 @@ int skewshim_predict(const skewshim_predict_in *in, skewshim_predict_out *out)
     double rowb = (P + 3) * 8.0;
     double inter_rows = Q * (in->nodes > 1 ? P - Q : 0) * rowb;
     double rounds = 0;
-    if (P * rowb >= 512.0 * 1024)
-        rounds = P - 1;
-    else
-        for (double k = 1; k < P; k *= 2)
-            rounds++;
+    for (double k = 1; k < P; k *= 2)
+        rounds++;
     out->t_meta = inter_rows / nodebw + (Q - 1) * rowb / in->B1 + rounds * in->latency +
                   (P - 1) * in->overhead;
     return 0;

@@ -129,21 +129,24 @@ static void overlap(void)
 }
 
 /* The pay-back guard's prediction: at P = 256 (32 nodes of 8, one NIC per
- * node) a mildly skewed 1 MiB-max exchange cannot pay the P x P exchange
+ * node) a mildly skewed 1 MB-max exchange cannot pay the P x P exchange
  * back, while a strongly skewed 64 MiB one at P = 16 can; the exchange is
- * priced with ring rounds from 512 KiB in all. */
+ * priced with the log2 P rounds of the shim's Bruck allgather (8 here, not
+ * a ring's 255). */
 static void predict(void)
 {
     skewshim_predict_in in = {
         .P = 256, .nodes = 32, .per_node = 8, .m = 1, .B1 = 150e9, .B2 = 25e9,
-        .latency = 5e-6, .overhead = 2e-7, .max_isend = 1500000, .max_irecv = 1400000,
-        .sum_isend = 256ull * 300000, .max_send = 1600000, .max_recv = 1500000,
+        .latency = 5e-6, .overhead = 2e-7, .max_isend = 1000000, .max_irecv = 900000,
+        .sum_isend = 256ull * 300000, .max_send = 1100000, .max_recv = 1000000,
         .msg_factor = SKEWSHIM_SABRE_MSG_FACTOR,
     };
     skewshim_predict_out o;
     TAP_OK(skewshim_predict(&in, &o) == 0, "predict: P = 256 model usable");
-    TAP_OK(o.t_meta > 255 * 5e-6, "predict: P = 256 matrix exchange has ring rounds (%.0f us)",
-           o.t_meta * 1e6);
+    /* 8 latencies, P - 1 overheads and 8 x 248 rows of 2072 B over the NIC */
+    double want = 8 * 5e-6 + 255 * 2e-7 + 8.0 * 248 * 2072 / 25e9 + 7.0 * 2072 / 150e9;
+    TAP_OK(fabs(o.t_meta - want) < 1e-9, "predict: P = 256 matrix exchange in log2 P rounds "
+           "(%.1f us, want %.1f)", o.t_meta * 1e6, want * 1e6);
     TAP_OK(o.t_sched < o.t_native, "predict: balancing alone would gain (%.0f < %.0f us)",
            o.t_sched * 1e6, o.t_native * 1e6);
     TAP_OK(o.t_sched + o.t_meta >= o.t_native, "predict: but not the matrix exchange back");
