@@ -7,7 +7,7 @@
  * allgather by the total size: MPICH (and SMPI's mpich selector) switch
  * to the ring at 512 KB in all, which is P = 256 here, and the ring's
  * P - 1 rounds made SABRE 3.6x a native alltoallv of 128 KiB blocks in the
- * lab (doc/performance.md, experiment 2 at P = 256; 0.36x with this).
+ * lab (doc/performance.md, experiment 2 at P = 256; 0.34x with this).
  * ceil(log2 P) rounds move the same P - 1 rows into each rank at any P,
  * on any MPI.  Messages between two ranks on one communicator and
  * tag arrive in order, and every rank ends its exchange before its

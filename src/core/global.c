@@ -1,8 +1,8 @@
 /* SABRE and FAST on the MPI side.  Both planners need the whole size
  * matrix; the cheapest exchange that lets every rank compute the identical
  * plan on its own is one allgather of each rank's row of send sizes (P
- * values of 8 bytes from each rank, P^2 * 8 bytes received; Bruck's, in
- * log2 P rounds: allgather.c): no plan is broadcast and no metadata rounds
+ * values of 8 bytes from each rank, P^2 * 8 bytes received; in log2 P
+ * rounds, allgather.c): no plan is broadcast and no metadata rounds
  * follow.  Its cost is logged per call. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
