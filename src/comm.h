@@ -45,7 +45,7 @@ typedef struct skewshim_comm {
     void *stage;            /* MPI_IN_PLACE: the blocks to send, copied out */
     uint64_t stage_cap;
     skewshim_ring ring;     /* per-call records awaiting the max-over-ranks merge */
-    void *plan_cache;       /* owned by src/core/plan_cache.c */
+    void *plan_cache;       /* owned by src/schedule/plan_cache.c */
     void *device;           /* owned by the device executors */
     struct skewshim_comm *next, *prev; /* list of live states, for finalize */
 } skewshim_comm;

@@ -13,7 +13,8 @@
  * global move list the executor consumes; and next to the full list, the
  * slice planner for rank 0, which is what each rank of the shim runs.
  * Median of many runs, each on a fresh schedule, so allocation is part of
- * what is timed, as it is in the shim. */
+ * what is timed, as it is in the shim.  Last, what every call of sabre and
+ * fast pays on a plan-cache hit, per matrix entry (the lab's entry_ns). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@
 
 #include "birkhoff.h"
 #include "plan.h"
+#include "schedule/digest.h"
+#include "schedule/plan_cache.h"
 #include "workload/workload.h"
 
 static double now(void)
@@ -118,6 +121,60 @@ static stats time_planner(skewshim_global_planner fn, const skewshim_matrix *m,
     return st;
 }
 
+/* Median time per matrix entry of what every sabre or fast call does with
+ * the gathered rows (P + 3 words each) before it can run a cached plan: the
+ * column digests, their check against the receivers' digests, the plan
+ * hash, and the lookup's full compare with the cached matrix. */
+static stats hit_ns_per_entry(int P, double budget_s, uint64_t seed)
+{
+    stats st = { 0, 0, 0, 0 };
+    size_t row = (size_t)P + 3, n = (size_t)P * P;
+    skewshim_plan_cache *pc = calloc(1, sizeof *pc);
+    uint64_t *rows = malloc((size_t)P * row * sizeof *rows), *digest = malloc((size_t)P * sizeof *digest);
+    uint64_t *cached = malloc(n * sizeof *cached);
+    enum { MAX_RUNS = 10000 };
+    double *samples = malloc(MAX_RUNS * sizeof *samples);
+    skewshim_wl w = { .kind = SKEWSHIM_WL_ZIPF, .S = 1u << 20, .param = 0.8, .seed = seed };
+    if (!pc || !rows || !digest || !cached || !samples || skewshim_wl_matrix(&w, P, cached))
+        goto out;
+    for (int i = 0; i < P; i++)
+        memcpy(rows + (size_t)i * row, cached + (size_t)i * P, (size_t)P * sizeof *rows);
+    skewshim_digest_columns(rows, P, row, digest);
+    for (int j = 0; j < P; j++)
+        rows[(size_t)j * row + P] = digest[j];
+    skewshim_plan_key k;
+    memset(&k, 0, sizeof k);
+    k.nranks = P;
+    skewshim_plan_entry *e = &pc->slot[0];
+    e->used = 1;
+    e->matrix = cached;
+    e->n = n;
+    e->key = k;
+    e->hash = skewshim_plan_hash(digest, P, &k);
+    int runs = 0, ok = 1;
+    double start = now();
+    while (runs < MAX_RUNS && (runs < 5 || now() - start < budget_s)) {
+        double t0 = now();
+        skewshim_digest_columns(rows, P, row, digest);
+        for (int j = 0; j < P; j++)
+            ok &= digest[j] == rows[(size_t)j * row + P];
+        ok &= skewshim_plan_lookup(pc, skewshim_plan_hash(digest, P, &k), &k, rows, P, row) == e;
+        samples[runs++] = (now() - t0) * 1e9 / (double)n;
+    }
+    qsort(samples, (size_t)runs, sizeof *samples, cmp_double);
+    st.median = runs % 2 ? samples[runs / 2] : 0.5 * (samples[runs / 2 - 1] + samples[runs / 2]);
+    st.min = samples[0];
+    st.max = samples[runs - 1];
+    st.ok = ok;
+out:
+    free(samples);
+    free(cached);
+    free(digest);
+    free(rows);
+    free(pc);
+    return st;
+}
+
 int main(int argc, char **argv)
 {
     double budget = 2.0;    /* seconds per measurement, at least 5 runs */
@@ -178,5 +235,18 @@ int main(int argc, char **argv)
             skewshim_matrix_free(&m);
             skewshim_topo_free(&t);
         }
+
+    printf("\n# every sabre / fast call on a plan-cache hit: digest, check, hash, compare\n");
+    printf("%7s %14s %20s\n", "P", "ns_per_entry", "(min..max)");
+    static const int hit_p[] = { 64, 256, 1024, 2048 };
+    for (size_t a = 0; a < sizeof hit_p / sizeof *hit_p; a++) {
+        stats h = hit_ns_per_entry(hit_p[a], budget, (uint64_t)seed);
+        if (!h.ok)
+            rc = 1;
+        char range[48];
+        snprintf(range, sizeof range, "(%.2f..%.2f)", h.min, h.max);
+        printf("%7d %14.2f %20s\n", hit_p[a], h.median, range);
+        fflush(stdout);
+    }
     return rc;
 }

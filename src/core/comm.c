@@ -13,6 +13,7 @@
 #include "comm.h"
 #include "core/internal.h"
 #include "device.h"
+#include "schedule/plan_cache.h"
 
 static int keyval = MPI_KEYVAL_INVALID;
 static skewshim_comm *live_head;

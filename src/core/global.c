@@ -13,10 +13,11 @@
 
 #include "comm.h"
 #include "core/internal.h"
-#include "core/plan_cache.h"
+#include "schedule/plan_cache.h"
 #include "labcharge.h"
 #include "log.h"
 #include "plan.h"
+#include "schedule/digest.h"
 #include "sim.h"
 
 static skewshim_plan_cache *cache_of(skewshim_comm *cs)
@@ -26,23 +27,12 @@ static skewshim_plan_cache *cache_of(skewshim_comm *cs)
     return cs->plan_cache;
 }
 
-static uint64_t hash_counts(const uint64_t *v, int n, size_t stride)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < n; i++) {
-        uint64_t x = v[(size_t)i * stride];
-        for (int b = 0; b < 8; b++)
-            h = (h ^ ((x >> (8 * b)) & 0xff)) * 1099511628211ull;
-    }
-    return h;
-}
-
-/* Each rank contributes its row of send sizes, a hash of its receive
+/* Each rank contributes its row of send sizes, a digest of its receive
  * sizes, and the two local facts the agreement carries (its reason and
  * where its buffers live), so that this one exchange is also the call's
  * agreement when it runs first (skewshim_global_exchange).  A receiver
  * whose counts disagree with what is sent to it (an erroneous program)
- * would make the plan write past its receive blocks; with the hashes every
+ * would make the plan write past its receive blocks; with the digests every
  * rank sees such a mismatch, so all of them hand the call to MPI together,
  * which reports it.  Returns 0, 1 on a mismatch, -1 on error, -2 when this
  * rank could not allocate (and skipped the allgather). */
@@ -52,11 +42,11 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
     int P = c->size;
     size_t row = (size_t)P + ROW_EXTRA;
     if (pc->matrix_p != P) {
-        free(pc->matrix);
         free(pc->gathered);
-        pc->matrix = malloc((size_t)P * P * sizeof(uint64_t));
+        free(pc->digest);
         pc->gathered = malloc((size_t)P * row * sizeof(uint64_t));
-        pc->matrix_p = pc->matrix && pc->gathered ? P : 0;
+        pc->digest = malloc((size_t)P * sizeof(uint64_t));
+        pc->matrix_p = pc->gathered && pc->digest ? P : 0;
         if (!pc->matrix_p)
             return -2;
     }
@@ -64,7 +54,7 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
     if (!mine)
         return -2;
     memcpy(mine, c->sbytes, (size_t)P * sizeof *mine);
-    mine[P] = hash_counts(c->rbytes, P, 1);
+    mine[P] = skewshim_digest_vec(c->rbytes, P);
     skewshim_agree_local_tail(c, mine + P + 1);
     double t0 = PMPI_Wtime();
     int rc = skewshim_allgather_rows(mine, pc->gathered, row, c->rank, P, c->cs->pcomm);
@@ -73,11 +63,9 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
     free(mine);
     if (rc != MPI_SUCCESS)
         return -1;
-    for (int i = 0; i < P; i++)
-        memcpy(pc->matrix + (size_t)i * P, pc->gathered + (size_t)i * row,
-               (size_t)P * sizeof(uint64_t));
+    skewshim_digest_columns(pc->gathered, P, row, pc->digest);
     for (int j = 0; j < P; j++)
-        if (hash_counts(pc->matrix + j, P, (size_t)P) != pc->gathered[(size_t)j * row + P])
+        if (pc->digest[j] != pc->gathered[(size_t)j * row + P])
             return 1;
     return 0;
 }
@@ -193,15 +181,20 @@ uint64_t skewshim_global_plan(skewshim_call *c)
     } else {
         k.pipeline = c->params->fast_pipeline;
     }
-    size_t n = (size_t)c->size * c->size;
-    uint64_t h = skewshim_plan_hash(pc->matrix, n, &k);
-    skewshim_lab_plan(0, n, 0);    /* the gathered matrix: copied, checked, hashed */
-    skewshim_plan_entry *e = skewshim_plan_lookup(pc, h, &k, pc->matrix, n);
+    int P = c->size;
+    size_t n = (size_t)P * P, row = (size_t)P + ROW_EXTRA;
+    uint64_t h = skewshim_plan_hash(pc->digest, P, &k);
+    skewshim_lab_plan(0, n, 0);    /* the gathered matrix: digested and compared */
+    skewshim_plan_entry *e = skewshim_plan_lookup(pc, h, &k, pc->gathered, P, row);
     pc->cur_hit = e != NULL;
     if (!e) {
         e = skewshim_plan_victim(pc);
-        skewshim_matrix m = {c->size, pc->matrix};
         e->matrix = malloc(n * sizeof(uint64_t));
+        if (e->matrix)
+            for (int i = 0; i < P; i++)
+                memcpy(e->matrix + (size_t)i * P, pc->gathered + (size_t)i * row,
+                       (size_t)P * sizeof(uint64_t));
+        skewshim_matrix m = {P, e->matrix};
         int failed = !e->matrix ? 2 : make_plan(c, e, &m) ? 1 : 0;
         if (failed) {
             free(e->matrix);
@@ -212,7 +205,6 @@ uint64_t skewshim_global_plan(skewshim_call *c)
              * the one local exception, see doc/decisions.md). */
             return failed == 2 ? SKEWSHIM_TEMP_NOMEM : UINT64_MAX;
         }
-        memcpy(e->matrix, pc->matrix, n * sizeof(uint64_t));
         e->n = n;
         e->key = k;
         e->hash = h;

@@ -73,7 +73,7 @@ int skewshim_ranks_per_node(void);
 /* Effective parameters: the chosen ones with tool overrides applied. */
 void skewshim_apply_overrides(skewshim_params *p);
 
-/* plan_cache.c, global.c: SABRE / FAST on host buffers */
+/* global.c: SABRE / FAST on host buffers */
 /* The P x P exchange as the call's one collective: gathers the matrix and
  * fills c->ag from it (so SABRE / FAST plan without a second exchange). */
 int skewshim_global_exchange(skewshim_call *c);
@@ -81,7 +81,6 @@ int skewshim_global_exchange(skewshim_call *c);
  * matrix unless the agreement did, plans this rank's slice (or finds it
  * cached) into c->plan, reports it, returns the largest temp of any rank. */
 uint64_t skewshim_global_plan(skewshim_call *c);
-void skewshim_plan_cache_free(void *cache);
 
 /* inplace.c: MPI_IN_PLACE.  describe points the send arguments at the
  * receive side (before the call is described); bytes is the staging's

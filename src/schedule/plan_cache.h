@@ -31,8 +31,8 @@ typedef struct skewshim_plan_entry {
 typedef struct skewshim_plan_cache {
     skewshim_plan_entry slot[SKEWSHIM_PLAN_CACHE_SLOTS];
     uint64_t clock;
-    uint64_t *matrix;              /* gathered matrix of the current call */
-    uint64_t *gathered;            /* [P][P+1]: rows and receive-count hashes */
+    uint64_t *gathered;            /* [P][P+3]: rows, receive-count digests, agreement */
+    uint64_t *digest;              /* [P]: digests of the gathered matrix's columns */
     int matrix_p;
     skewshim_plan_entry *cur;      /* the plan of the current call */
     int cur_hit;
@@ -40,11 +40,15 @@ typedef struct skewshim_plan_cache {
     double meta_time;
 } skewshim_plan_cache;
 
+/* Frees a communicator's cache (a skewshim_plan_cache, or NULL). */
+void skewshim_plan_cache_free(void *cache);
 void skewshim_plan_entry_clear(skewshim_plan_entry *e);
-uint64_t skewshim_plan_hash(const uint64_t *m, size_t n, const skewshim_plan_key *k);
+/* Hash of the n column digests of a matrix (schedule/digest.h) and the key. */
+uint64_t skewshim_plan_hash(const uint64_t *digest, int n, const skewshim_plan_key *k);
+/* The entry holding the n x n matrix whose row i is rows + i * stride. */
 skewshim_plan_entry *skewshim_plan_lookup(skewshim_plan_cache *pc, uint64_t hash,
-                                          const skewshim_plan_key *k, const uint64_t *m,
-                                          size_t n);
+                                          const skewshim_plan_key *k, const uint64_t *rows,
+                                          int n, size_t stride);
 skewshim_plan_entry *skewshim_plan_victim(skewshim_plan_cache *pc);
 
 #endif

@@ -2,7 +2,9 @@
  * size matrix and everything else the plan depends on.  Applications repeat
  * their exchanges (every MoE layer, every solver iteration), so the planner
  * runs once per distinct matrix.  A hit compares the whole matrix, not just
- * its hash: a collision must never run the wrong plan. */
+ * its hash: a collision must never run the wrong plan.  The hash is taken
+ * over the matrix's column digests, which the call has computed anyway, so
+ * a hit costs one digest pass and one compare of the matrix, no more. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -10,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plan_cache.h"
+#include "schedule/plan_cache.h"
 
 void skewshim_plan_cache_free(void *p)
 {
@@ -19,8 +21,8 @@ void skewshim_plan_cache_free(void *p)
         return;
     for (int i = 0; i < SKEWSHIM_PLAN_CACHE_SLOTS; i++)
         skewshim_plan_entry_clear(&pc->slot[i]);
-    free(pc->matrix);
     free(pc->gathered);
+    free(pc->digest);
     free(pc);
 }
 
@@ -32,11 +34,11 @@ void skewshim_plan_entry_clear(skewshim_plan_entry *e)
     memset(e, 0, sizeof *e);
 }
 
-uint64_t skewshim_plan_hash(const uint64_t *m, size_t n, const skewshim_plan_key *k)
+uint64_t skewshim_plan_hash(const uint64_t *digest, int n, const skewshim_plan_key *k)
 {
     uint64_t h = 1469598103934665603ull;
-    const unsigned char *p = (const unsigned char *)m;
-    for (size_t i = 0; i < n * sizeof *m; i++)
+    const unsigned char *p = (const unsigned char *)digest;
+    for (size_t i = 0; i < (size_t)n * sizeof *digest; i++)
         h = (h ^ p[i]) * 1099511628211ull;
     p = (const unsigned char *)k;
     for (size_t i = 0; i < sizeof *k; i++)
@@ -44,14 +46,22 @@ uint64_t skewshim_plan_hash(const uint64_t *m, size_t n, const skewshim_plan_key
     return h;
 }
 
+static int same_matrix(const uint64_t *m, const uint64_t *rows, int n, size_t stride)
+{
+    for (int i = 0; i < n; i++)
+        if (memcmp(m + (size_t)i * n, rows + (size_t)i * stride, (size_t)n * sizeof *m))
+            return 0;
+    return 1;
+}
+
 skewshim_plan_entry *skewshim_plan_lookup(skewshim_plan_cache *pc, uint64_t hash,
-                                          const skewshim_plan_key *k, const uint64_t *m,
-                                          size_t n)
+                                          const skewshim_plan_key *k, const uint64_t *rows,
+                                          int n, size_t stride)
 {
     for (int i = 0; i < SKEWSHIM_PLAN_CACHE_SLOTS; i++) {
         skewshim_plan_entry *e = &pc->slot[i];
-        if (e->used && e->hash == hash && e->n == n && !memcmp(&e->key, k, sizeof *k) &&
-            !memcmp(e->matrix, m, n * sizeof *m)) {
+        if (e->used && e->hash == hash && e->n == (size_t)n * n &&
+            !memcmp(&e->key, k, sizeof *k) && same_matrix(e->matrix, rows, n, stride)) {
             e->last_use = ++pc->clock;
             return e;
         }
