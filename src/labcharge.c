@@ -9,8 +9,9 @@
  * charge"): copies at 10 GB/s (memcpy of blocks out of cache) plus 5 ns
  * each (a 16-256 B memmove in cache); 7 ns per planned move (the local
  * planners); 1.2 ns per matrix entry digested, checked and compared on
- * every call of a global planner (skewshim-planbench's last table); 300 ns per matrix entry on a plan-cache miss
- * (FAST's slice planner at P = 256).  Each rank reads the variable once;
+ * every call of a global planner (skewshim-planbench's last table);
+ * 300 ns per matrix entry on a plan-cache miss (FAST's slice planner at
+ * P = 256, timed under load; an upper bound, doc/lab.md).  Each rank reads the variable once;
  * SMPI gives every rank its own copy of these statics. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
