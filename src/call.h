@@ -64,6 +64,11 @@ typedef struct skewshim_call {
     /* agreed and chosen */
     skewshim_agreed ag;
     int matrix_ready;             /* the size matrix of this call is gathered */
+    /* Set by the pay-back guard: the most a plan-cache miss may cost in
+     * planning (the predicted gain of the schedule once the matrix is
+     * gathered); unguarded calls plan whatever it costs. */
+    int plan_guarded;
+    double plan_budget, plan_cost;  /* seconds; the cost of a miss */
     skewshim_algo_id algo;
     int why, rule;
     const skewshim_params *params;
@@ -113,6 +118,9 @@ typedef struct skewshim_algo {
  * every rank, a fallback). */
 #define SKEWSHIM_TEMP_INVALID (UINT64_MAX - 1)
 #define SKEWSHIM_TEMP_NOMEM (UINT64_MAX - 2)
+/* ... or planning a matrix not seen lately would cost more than the
+ * schedule gains (agreed figures only: a fallback on every rank). */
+#define SKEWSHIM_TEMP_NOT_PAID (UINT64_MAX - 3)
 
 const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
 

@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <stdint.h>
 #include "policy/reuse.h"
+#include "schedule/plan_cache.h"
 #include "topology/topo.h"
 #include "log.h"
 
@@ -46,6 +47,9 @@ typedef struct skewshim_comm {
     uint64_t stage_cap;
     skewshim_ring ring;     /* per-call records awaiting the max-over-ranks merge */
     void *plan_cache;       /* owned by src/schedule/plan_cache.c */
+    /* The latest agreed matrices' plan hashes, kept apart from the cache
+     * so that the predicted miss is rank-invariant (plan_cache.h). */
+    skewshim_plan_seen plan_seen;
     void *device;           /* owned by the device executors */
     struct skewshim_comm *next, *prev; /* list of live states, for finalize */
 } skewshim_comm;

@@ -26,6 +26,7 @@ typedef struct skewshim_params {
     double model_inter_bw;        /* bytes/s per NIC, B2 */
     double model_latency;         /* seconds per message (one hop) */
     double model_overhead;        /* seconds of a rank's time per message it posts */
+    double model_plan_entry;      /* seconds of planning per matrix entry, uncached */
 } skewshim_params;
 
 /* Inclusive range; hi < 0 means unbounded above.  An unset range matches. */

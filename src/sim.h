@@ -63,12 +63,15 @@ typedef struct skewshim_predict_in {
     uint64_t sum_isend;           /* all inter-node bytes */
     uint64_t max_send, max_recv;  /* largest per-rank totals */
     double msg_factor;            /* messages per rank, relative to native's P - 1 */
+    double plan_entry;            /* seconds a plan-cache miss costs per matrix entry */
+    double plan_factor;           /* this planner's share of plan_entry */
 } skewshim_predict_in;
 
 typedef struct skewshim_predict_out {
     double t_native;              /* direct exchange */
     double t_meta;                /* the P x P matrix exchange (an allgather) */
     double t_sched;               /* the balanced schedule, without t_meta */
+    double t_plan;                /* planning it when the plan is not cached */
 } skewshim_predict_out;
 
 /* Returns 0, or -1 when the model is unusable. */
@@ -78,5 +81,10 @@ int skewshim_predict(const skewshim_predict_in *in, skewshim_predict_out *out);
  * shuffle before and after each inter-node stage). */
 #define SKEWSHIM_SABRE_MSG_FACTOR 2.0
 #define SKEWSHIM_FAST_MSG_FACTOR 3.0
+/* Planning time per matrix entry relative to the model's plan_entry, which
+ * is SABRE's: FAST's slice planner took 22 ns per entry where SABRE's took
+ * 66-71 ns on the same machine (doc/lab.md, "The charge"). */
+#define SKEWSHIM_SABRE_PLAN_FACTOR 1.0
+#define SKEWSHIM_FAST_PLAN_FACTOR 0.3
 
 #endif

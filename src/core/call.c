@@ -308,8 +308,10 @@ static int gathers_matrix(int a)
  * the whole size matrix; it runs only when its predicted time, with the
  * matrix exchange still to pay (not when the exchange already ran as the
  * agreement) and its extra messages, beats the direct exchange's.  From
- * agreed figures, the policy's model and the topology: rank-invariant. */
-static int pays_back(const skewshim_call *c, const skewshim_params *p)
+ * agreed figures, the policy's model and the topology: rank-invariant.
+ * What is left of the gain bounds the planning, which only the gathered
+ * matrix can tell is needed (global.c). */
+static int pays_back(skewshim_call *c, const skewshim_params *p)
 {
     const skewshim_topo *t = &c->cs->topo;
     skewshim_predict_in in = {
@@ -328,11 +330,17 @@ static int pays_back(const skewshim_call *c, const skewshim_params *p)
         .max_recv = c->ag.max_recv,
         .msg_factor = c->algo == SKEWSHIM_ALGO_FAST ? SKEWSHIM_FAST_MSG_FACTOR
                                                     : SKEWSHIM_SABRE_MSG_FACTOR,
+        .plan_entry = p->model_plan_entry,
+        .plan_factor = c->algo == SKEWSHIM_ALGO_FAST ? SKEWSHIM_FAST_PLAN_FACTOR
+                                                     : SKEWSHIM_SABRE_PLAN_FACTOR,
     };
     skewshim_predict_out o;
     if (skewshim_predict(&in, &o) != 0)
         return 1;
     double meta = c->matrix_ready ? 0.0 : o.t_meta;
+    c->plan_guarded = 1;
+    c->plan_budget = o.t_native - o.t_sched;
+    c->plan_cost = o.t_plan;
     return o.t_sched + meta < o.t_native;
 }
 
@@ -392,6 +400,8 @@ static skewshim_reason plan_algorithm(skewshim_call *c, const skewshim_algo *a)
             c->nomem = 1;
             return SKEWSHIM_REASON_INTERNAL;
         }
+        if (need == SKEWSHIM_TEMP_NOT_PAID)
+            return SKEWSHIM_REASON_NOT_PAID_BACK;
     }
     /* Both terms rank-invariant: the staging's is the agreed bound. */
     need += skewshim_inplace_bytes(c);

@@ -184,6 +184,13 @@ uint64_t skewshim_global_plan(skewshim_call *c)
     int P = c->size;
     size_t n = (size_t)P * P, row = (size_t)P + ROW_EXTRA;
     uint64_t h = skewshim_plan_hash(pc->digest, P, &k);
+    /* A matrix not seen lately is planned only while the schedule's gain
+     * still covers it (the exchange is paid by now); seen again, it is
+     * planned whatever it costs, as a job that repeats it will hit.  Noted
+     * alike on every rank, before the lookup, which is this rank's own. */
+    int seen = skewshim_plan_seen_note(&c->cs->plan_seen, h);
+    if (!seen && c->plan_guarded && c->plan_cost >= c->plan_budget)
+        return SKEWSHIM_TEMP_NOT_PAID;
     skewshim_lab_plan(0, n, 0);    /* the gathered matrix: digested and compared */
     skewshim_plan_entry *e = skewshim_plan_lookup(pc, h, &k, pc->gathered, P, row);
     pc->cur_hit = e != NULL;

@@ -89,6 +89,7 @@ void skewshim_params_default(skewshim_params *p)
     p->model_inter_bw = 25e9;
     p->model_latency = 5e-6;
     p->model_overhead = 2e-7;
+    p->model_plan_entry = 7e-8;
 }
 
 void skewshim_policy_init_default(skewshim_policy *p)

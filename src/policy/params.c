@@ -39,6 +39,7 @@ const skewshim_param_desc skewshim_param_table[SKEWSHIM_NPARAMS] = {
     P("model", "inter_bw", SKEWSHIM_PK_NUMBER, 0, 1, 0, NULL, model_inter_bw),
     P("model", "latency", SKEWSHIM_PK_NUMBER, 0, 0, 0, NULL, model_latency),
     P("model", "overhead", SKEWSHIM_PK_NUMBER, 0, 0, 0, NULL, model_overhead),
+    P("model", "plan_entry", SKEWSHIM_PK_NUMBER, 0, 0, 0, NULL, model_plan_entry),
 };
 
 int skewshim_param_index(const char *name)

@@ -81,3 +81,18 @@ skewshim_plan_entry *skewshim_plan_victim(skewshim_plan_cache *pc)
     skewshim_plan_entry_clear(v);
     return v;
 }
+
+int skewshim_plan_seen_note(skewshim_plan_seen *s, uint64_t hash)
+{
+    int i = 0;
+    while (i < s->n && s->hash[i] != hash)
+        i++;
+    int seen = i < s->n;
+    if (!seen && s->n < SKEWSHIM_PLAN_CACHE_SLOTS)
+        s->n++;
+    if (i == s->n)   /* not seen, and full: the oldest drops out */
+        i--;
+    memmove(s->hash + 1, s->hash, (size_t)i * sizeof *s->hash);
+    s->hash[0] = hash;
+    return seen;
+}

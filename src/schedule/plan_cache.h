@@ -51,4 +51,18 @@ skewshim_plan_entry *skewshim_plan_lookup(skewshim_plan_cache *pc, uint64_t hash
                                           int n, size_t stride);
 skewshim_plan_entry *skewshim_plan_victim(skewshim_plan_cache *pc);
 
+/* The plan hashes of a communicator's latest matrix calls, most recent
+ * first, as many as the cache holds.  Unlike the cache, which is each
+ * rank's own memory and can differ after an allocation failed on one rank,
+ * this moves with agreed figures only (the gathered matrix and the key), so
+ * every rank predicts a miss alike: the pay-back guard prices the planning
+ * of a matrix it has not seen lately (doc/policy.md). */
+typedef struct skewshim_plan_seen {
+    uint64_t hash[SKEWSHIM_PLAN_CACHE_SLOTS];
+    int n;
+} skewshim_plan_seen;
+
+/* Whether hash is among the latest; records it as the most recent. */
+int skewshim_plan_seen_note(skewshim_plan_seen *s, uint64_t hash);
+
 #endif

@@ -308,7 +308,8 @@ int skewshim_predict(const skewshim_predict_in *in, skewshim_predict_out *out)
 {
     memset(out, 0, sizeof *out);
     if (in->P < 1 || in->nodes < 1 || in->per_node < 1 || in->m < 1 || !(in->B1 > 0) ||
-        !(in->B2 > 0) || in->latency < 0 || in->overhead < 0)
+        !(in->B2 > 0) || in->latency < 0 || in->overhead < 0 || in->plan_entry < 0 ||
+        in->plan_factor < 0)
         return -1;
     double P = in->P, Q = in->per_node, m = in->m;
     double hot = (double)(in->max_isend > in->max_irecv ? in->max_isend : in->max_irecv);
@@ -332,5 +333,6 @@ int skewshim_predict(const skewshim_predict_in *in, skewshim_predict_out *out)
         rounds++;
     out->t_meta = inter_rows / nodebw + (Q - 1) * rowb / in->B1 + rounds * in->latency +
                   (P - 1) * in->overhead;
+    out->t_plan = P * P * in->plan_entry * in->plan_factor;
     return 0;
 }

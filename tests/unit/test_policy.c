@@ -34,7 +34,8 @@ static int params_equal(const skewshim_params *a, const skewshim_params *b)
            a->sabre_mtm_threshold == b->sabre_mtm_threshold &&
            a->fast_pipeline == b->fast_pipeline && a->max_temp_bytes == b->max_temp_bytes &&
            a->model_intra_bw == b->model_intra_bw && a->model_inter_bw == b->model_inter_bw &&
-           a->model_latency == b->model_latency && a->model_overhead == b->model_overhead;
+           a->model_latency == b->model_latency && a->model_overhead == b->model_overhead &&
+           a->model_plan_entry == b->model_plan_entry;
 }
 
 /* Same scalar settings as skewshim_policy_init_default (rules aside). */

@@ -140,9 +140,19 @@ static void predict(void)
         .latency = 5e-6, .overhead = 2e-7, .max_isend = 1000000, .max_irecv = 900000,
         .sum_isend = 256ull * 300000, .max_send = 1100000, .max_recv = 1000000,
         .msg_factor = SKEWSHIM_SABRE_MSG_FACTOR,
+        .plan_entry = 7e-8, .plan_factor = SKEWSHIM_SABRE_PLAN_FACTOR,
     };
     skewshim_predict_out o;
     TAP_OK(skewshim_predict(&in, &o) == 0, "predict: P = 256 model usable");
+    TAP_OK(fabs(o.t_plan - 65536 * 7e-8) < 1e-12, "predict: an uncached SABRE plan at P = 256 "
+           "is P^2 entries' worth (%.0f us)", o.t_plan * 1e6);
+    skewshim_predict_in f = in;
+    skewshim_predict_out fo;
+    f.plan_factor = SKEWSHIM_FAST_PLAN_FACTOR;
+    TAP_OK(skewshim_predict(&f, &fo) == 0 && fo.t_plan < o.t_plan && fo.t_plan > 0,
+           "predict: FAST plans cheaper than SABRE (%.0f us)", fo.t_plan * 1e6);
+    f.plan_entry = -1;
+    TAP_OK(skewshim_predict(&f, &fo) == -1, "predict: a negative plan cost, no model");
     /* 8 latencies, P - 1 overheads and 8 x 248 rows of 2072 B over the NIC */
     double want = 8 * 5e-6 + 255 * 2e-7 + 8.0 * 248 * 2072 / 25e9 + 7.0 * 2072 / 150e9;
     TAP_OK(fabs(o.t_meta - want) < 1e-9, "predict: P = 256 matrix exchange in log2 P rounds "
