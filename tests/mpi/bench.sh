@@ -3,7 +3,7 @@
 # PMPI_Alltoallv's output (--reference mpi) or the pattern the bench sent
 # (--reference pattern, the lab's thousands of ranks).  Both must pass every
 # host algorithm on skewed counts with zero blocks, and both must stop the
-# run on one wrong byte.
+# run on one wrong byte, as must a timed call of --vary.
 . "${top_srcdir:-.}/tests/mpi/lib.sh"
 BENCH="$top_builddir/skewshim-bench"
 if [ ! -x "$BENCH" ]; then
@@ -36,6 +36,18 @@ for n in 3 4; do
         ok $? "P=$n --reference $ref: one flipped byte stops the run (exit $rc, message seen: $said)"
     done
 done
+# --vary: a matrix of its own for every iteration, each timed call checked
+# after its timing (an exchange that changes every call, as MoE routing).
+SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" --algos native,scattered,fast,sabre,auto \
+    --workload moe --sizes 1k --iters 2 --warmup 1 --ranks-per-node 2 --vary
+ok $? "P=4 --vary: every item checked on 3 matrices"
+grep -q "seed=1 vary" "$TESTDIR/out"
+ok $? "P=4 --vary: the header says so"
+SKEWSHIM_BENCH_TEST_FLIP=timed SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" \
+    --algos scattered --workload moe --sizes 1k --iters 1 --warmup 0 --vary > /dev/null 2>&1
+rc=$?
+[ $rc -eq 3 ]
+ok $? "P=4 --vary: one flipped byte in a timed call stops the run (exit $rc)"
 mpirun_n 1 "$BENCH" --reference bogus
 rc=$?
 grep -q "bad --reference 'bogus'" "$TESTDIR/out"

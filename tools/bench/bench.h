@@ -57,7 +57,15 @@ typedef struct opts {
     char baseline[32];      /* --baseline: the algo the ratio column divides by */
     kv set[MAX_SETS];       /* base values of shim parameters */
     int nset;
+    int vary;               /* --vary: a matrix of its own for every iteration */
 } opts;
+
+/* --vary: the point's matrix drawn again with another seed (rows and
+ * columns of every rank, as the point's own); collective, 0 or -1. */
+typedef struct matrix_source {
+    int (*draw)(void *ctx, uint64_t seed, uint64_t *row, uint64_t *col);
+    void *ctx;
+} matrix_source;
 
 /* The buffers of one point. */
 typedef struct layout {
@@ -123,6 +131,11 @@ void skewshim_bench_run_reference(const opts *o, layout *L, const char *wl, uint
 /* One call of the item, held to the reference; aborts on a mismatch. */
 void skewshim_bench_run_item_checked(const opts *o, item *it, layout *L, const char *wl,
                                      uint64_t S, MPI_Comm comm);
+/* --vary: the receive buffer poisoned before a timed call, and afterwards
+ * held to the reference; aborts on a mismatch. */
+void skewshim_bench_clear_recv(layout *L);
+void skewshim_bench_check_result(const opts *o, const item *it, layout *L, const char *wl,
+                                 uint64_t S, MPI_Comm comm);
 
 /* ---- run.c ---- */
 
@@ -130,7 +143,8 @@ void skewshim_bench_run_item_checked(const opts *o, item *it, layout *L, const c
 void skewshim_bench_note_last(item *it);
 /* One point: build buffers, check every item, time them all, report. */
 void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col,
-                              const char *wl, uint64_t S, int q, FILE *csv, MPI_Comm comm);
+                              const char *wl, uint64_t S, int q, FILE *csv,
+                              const matrix_source *vary, MPI_Comm comm);
 
 /* ---- report.c (rank 0) ---- */
 

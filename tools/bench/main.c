@@ -104,7 +104,34 @@ static int run_replay(opts *o, uint64_t *full, uint64_t *row, uint64_t *col, con
         return 2;
     }
     distribute_matrix(full, P, row, col, comm);
-    skewshim_bench_run_point(o, row, col, wl, hdr[1], q, csv, comm);
+    skewshim_bench_run_point(o, row, col, wl, hdr[1], q, csv, NULL, comm);
+    return 0;
+}
+
+/* The generated workload of one size with a given seed, to every rank's
+ * row and column.  The generators are deterministic, but pow/log may round
+ * differently across libm builds on unlike nodes, and one count differing
+ * between sender and receiver breaks the call: rank 0 generates, everyone
+ * receives its row and column.  Collective; 0, or -1 when the workload
+ * refuses its parameter. */
+typedef struct draw_ctx {
+    const opts *o;
+    uint64_t S, *full;
+    MPI_Comm comm;
+} draw_ctx;
+
+static int draw_matrix(void *ctx, uint64_t seed, uint64_t *row, uint64_t *col)
+{
+    const draw_ctx *d = ctx;
+    const opts *o = d->o;
+    int P = skewshim_bench_size;
+    skewshim_wl w = { .kind = o->wl_kind, .S = d->S / (uint64_t)o->tsize, .param = o->param,
+                      .seed = seed, .topk = o->topk, .tokens = o->tokens };
+    int ok = skewshim_bench_rank != 0 || skewshim_wl_matrix(&w, P, d->full) == 0;
+    PMPI_Bcast(&ok, 1, MPI_INT, 0, d->comm);
+    if (!ok)
+        return -1;
+    distribute_matrix(d->full, P, row, col, d->comm);
     return 0;
 }
 
@@ -128,23 +155,15 @@ static int run_sizes(opts *o, uint64_t **full, uint64_t *row, uint64_t *col, con
                         o->tsize);
             continue;
         }
-        skewshim_wl w = { .kind = o->wl_kind, .S = S / (uint64_t)o->tsize,
-                          .param = o->param, .seed = o->seed, .topk = o->topk,
-                          .tokens = o->tokens };
-        /* The generators are deterministic, but pow/log may round
-         * differently across libm builds on unlike nodes, and one count
-         * differing between sender and receiver breaks the call: rank 0
-         * generates, everyone receives its row and column. */
-        int ok = skewshim_bench_rank != 0 || skewshim_wl_matrix(&w, P, *full) == 0;
-        PMPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-        if (!ok) {
+        draw_ctx d = { .o = o, .S = S, .full = *full, .comm = comm };
+        if (draw_matrix(&d, o->seed, row, col) != 0) {
             if (skewshim_bench_rank == 0)
                 fprintf(stderr, "skewshim-bench: workload %s refuses --param %g\n",
                         skewshim_wl_name(o->wl_kind), o->param);
             return 2;
         }
-        distribute_matrix(*full, P, row, col, comm);
-        skewshim_bench_run_point(o, row, col, wl, S, q, csv, comm);
+        matrix_source src = { .draw = draw_matrix, .ctx = &d };
+        skewshim_bench_run_point(o, row, col, wl, S, q, csv, o->vary ? &src : NULL, comm);
     }
     return 0;
 }

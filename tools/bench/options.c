@@ -56,6 +56,9 @@ void skewshim_bench_print_help(void)
         "  --replay FILE[:I]   matrix I (default 0) of a matrix-level log\n"
         "  --csv FILE          also write the rows as CSV\n"
         "  --seed N            workload seed (default 1)\n"
+        "  --vary              a new matrix every iteration (seed + 1 + i),\n"
+        "                      each call checked after its timing: an\n"
+        "                      exchange that changes every call (MoE)\n"
         "  --reference R       what items are held to: mpi (PMPI_Alltoallv,\n"
         "                      itself held to the pattern) or pattern (the\n"
         "                      pattern alone, for thousands of ranks)\n"
@@ -299,12 +302,20 @@ int skewshim_bench_parse_args(opts *o, int argc, char **argv, int *type_given)
             o->device = 1;
             continue;
         }
+        if (strcmp(a, "--vary") == 0) {
+            o->vary = 1;
+            continue;
+        }
         if (strncmp(a, "--", 2) != 0 || i + 1 >= argc)
             return usage_error("unknown option or missing value: '%s'", a);
         const char *v = argv[++i];
         if (parse_option(o, a, v, type_given))
             return -1;
     }
+    /* A replayed matrix is one matrix; device buffers are checked only
+     * before the timing. */
+    if (o->vary && (o->replay || o->device))
+        return usage_error("--vary takes generated workloads on host buffers%s", "");
     return 0;
 }
 

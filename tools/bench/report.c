@@ -171,9 +171,10 @@ void skewshim_bench_print_header(const opts *o, int q, int argc, char **argv, FI
     char qs[16];
     snprintf(qs, sizeof qs, q ? "%d" : "policy", q);
     printf("# skewshim-bench %s: P=%d ranks_per_node=%s type=%s(%d B) iters=%d "
-           "warmup=%d seed=%llu buffers=%s\n# mpi: %s\n", SKEWSHIM_VERSION, skewshim_bench_size,
-           qs, o->type_name, o->tsize, o->iters, o->warmup,
-           (unsigned long long)o->seed, o->device ? "device" : "host", lib);
+           "warmup=%d seed=%llu%s buffers=%s\n# mpi: %s\n", SKEWSHIM_VERSION,
+           skewshim_bench_size, qs, o->type_name, o->tsize, o->iters, o->warmup,
+           (unsigned long long)o->seed, o->vary ? " vary" : "", o->device ? "device" : "host",
+           lib);
     if (skewshim_bench_size == 1)
         printf("# warning: one rank; was the launcher from the MPI this was built with?\n");
     printf("# times in us: max over ranks per iteration, then median/min/max over "

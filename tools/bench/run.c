@@ -29,9 +29,35 @@ void skewshim_bench_note_last(item *it)
     }
 }
 
+/* --vary: iteration it's own matrix, laid out and referenced outside the
+ * timing. */
+static void next_matrix(opts *o, layout *L, const matrix_source *vary, int it, const char *wl,
+                        uint64_t S, MPI_Comm comm)
+{
+    int P = skewshim_bench_size;
+    uint64_t *row = malloc((size_t)P * sizeof *row), *col = malloc((size_t)P * sizeof *col);
+    int bad = !row || !col || vary->draw(vary->ctx, o->seed + 1 + (uint64_t)it, row, col) != 0;
+    if (!bad) {
+        skewshim_bench_layout_free(L);
+        bad = skewshim_bench_layout_build(L, o, row, col, P, skewshim_bench_rank) != 0;
+    }
+    int any = 0;
+    PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
+    free(row);
+    free(col);
+    if (any) {
+        if (skewshim_bench_rank == 0)
+            fprintf(stderr, "skewshim-bench: --vary: iteration %d's matrix could not be "
+                    "laid out\n", it);
+        MPI_Abort(comm, 2);
+    }
+    skewshim_bench_run_reference(o, L, wl, S, comm);
+}
+
 /* Times all items interleaved; rank 0 gets the per-iteration max over ranks
  * in tmax[iter * nitems + item] (seconds). */
-static void time_items(opts *o, layout *L, double *tmax, MPI_Comm comm)
+static void time_items(opts *o, layout *L, double *tmax, const matrix_source *vary,
+                       const char *wl, uint64_t S, MPI_Comm comm)
 {
     int n = o->nitems, total = o->warmup + o->iters;
     double *t = calloc((size_t)o->iters * (size_t)n, sizeof *t);
@@ -44,9 +70,13 @@ static void time_items(opts *o, layout *L, double *tmax, MPI_Comm comm)
         o->items[i].reason[0] = '\0';
     }
     for (int it = 0; it < total; it++) {
+        if (vary)
+            next_matrix(o, L, vary, it, wl, S, comm);
         for (int i = 0; i < n; i++) {
             item *x = &o->items[i];
             int copy = strcmp(x->algo, BENCH_MEMCPY) == 0;
+            if (vary && !copy)
+                skewshim_bench_clear_recv(L);
             if (!copy)
                 skewshim_bench_item_apply(x);
             skewshim_bench_device_sync(o);
@@ -67,6 +97,8 @@ static void time_items(opts *o, layout *L, double *tmax, MPI_Comm comm)
             }
             if (!copy)
                 skewshim_bench_item_restore(o, x);
+            if (vary && !copy)
+                skewshim_bench_check_result(o, x, L, wl, S, comm);
         }
     }
     PMPI_Reduce(t, tmax, o->iters * n, MPI_DOUBLE, MPI_MAX, 0, comm);
@@ -105,7 +137,8 @@ static double lower_bound(const opts *o, const layout *L, int q, MPI_Comm comm)
 
 /* One point: build buffers, check every item, time them all. */
 void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col, const char *wl,
-                              uint64_t S, int q, FILE *csv, MPI_Comm comm)
+                              uint64_t S, int q, FILE *csv, const matrix_source *vary,
+                              MPI_Comm comm)
 {
     layout L;
     int rc = skewshim_bench_layout_build(&L, o, row, col, skewshim_bench_size,
@@ -141,12 +174,12 @@ void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col,
                pmax / 1048576.0);
         if (t_lb > 0)
             printf("; T_LB %.2f us", t_lb * 1e6);
-        printf("\n");
+        printf("%s\n", vary ? " (the checked matrix; every iteration draws its own)" : "");
     }
     double *tmax = malloc((size_t)o->iters * (size_t)o->nitems * sizeof *tmax);
     if (!tmax)
         MPI_Abort(comm, 2);
-    time_items(o, &L, tmax, comm);
+    time_items(o, &L, tmax, vary, wl, S, comm);
     if (skewshim_bench_rank == 0)
         skewshim_bench_report(o, tmax, wl, S, q, t_lb, csv);
     free(tmax);
