@@ -36,7 +36,11 @@ static void next_matrix(opts *o, layout *L, const matrix_source *vary, int it, c
 {
     int P = skewshim_bench_size;
     uint64_t *row = malloc((size_t)P * sizeof *row), *col = malloc((size_t)P * sizeof *col);
-    int bad = !row || !col || vary->draw(vary->ctx, o->seed + 1 + (uint64_t)it, row, col) != 0;
+    if (!row || !col) {   /* the draw is collective: no rank may skip it */
+        fprintf(stderr, "skewshim-bench: rank %d: out of memory\n", skewshim_bench_rank);
+        MPI_Abort(comm, 2);
+    }
+    int bad = vary->draw(vary->ctx, o->seed + 1 + (uint64_t)it, row, col) != 0;
     if (!bad) {
         skewshim_bench_layout_free(L);
         bad = skewshim_bench_layout_build(L, o, row, col, P, skewshim_bench_rank) != 0;
