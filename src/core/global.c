@@ -44,12 +44,15 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
     if (pc->matrix_p != P) {
         free(pc->gathered);
         free(pc->digest);
-        pc->gathered = malloc((size_t)P * row * sizeof(uint64_t));
+        pc->gathered = NULL;
         pc->digest = malloc((size_t)P * sizeof(uint64_t));
-        pc->matrix_p = pc->gathered && pc->digest ? P : 0;
+        pc->matrix_p = pc->digest ? P : 0;
         if (!pc->matrix_p)
             return -2;
     }
+    /* NULL after a miss handed the last one to the plan cache. */
+    if (!pc->gathered && !(pc->gathered = malloc((size_t)P * row * sizeof(uint64_t))))
+        return -2;
     uint64_t *mine = malloc(row * sizeof *mine);
     if (!mine)
         return -2;
@@ -154,6 +157,20 @@ static void report(skewshim_call *c, const skewshim_plan_cache *pc)
     c->info.meta_time = pc->meta_time;
 }
 
+/* A miss keeps the gathered buffer as the entry's matrix, its rows closed
+ * up to P wide, instead of copying it: one P x P matrix per rank at the
+ * peak of a new matrix's call, not two (8 MB at P = 1024, and every rank of
+ * a node holds its own), and no copy.  The next call gathers into a new
+ * buffer; a hit keeps reusing the same one. */
+static uint64_t *take_matrix(skewshim_plan_cache *pc, int P, size_t row)
+{
+    uint64_t *m = pc->gathered;
+    for (int i = 1; i < P; i++)   /* rows move left: each lands before its source */
+        memmove(m + (size_t)i * P, m + (size_t)i * row, (size_t)P * sizeof *m);
+    pc->gathered = NULL;
+    return m;
+}
+
 /* Gathers the matrix and plans (or finds the cached plan); the largest temp
  * of any rank is the same number everywhere, so the memory cap is decided
  * identically.  UINT64_MAX reports a failure (every rank fails alike: same
@@ -196,21 +213,16 @@ uint64_t skewshim_global_plan(skewshim_call *c)
     pc->cur_hit = e != NULL;
     if (!e) {
         e = skewshim_plan_victim(pc);
-        e->matrix = malloc(n * sizeof(uint64_t));
-        if (e->matrix)
-            for (int i = 0; i < P; i++)
-                memcpy(e->matrix + (size_t)i * P, pc->gathered + (size_t)i * row,
-                       (size_t)P * sizeof(uint64_t));
+        e->matrix = take_matrix(pc, P, row);
         skewshim_matrix m = {P, e->matrix};
-        int failed = !e->matrix ? 2 : make_plan(c, e, &m) ? 1 : 0;
-        if (failed) {
+        if (make_plan(c, e, &m)) {
             free(e->matrix);
             memset(e, 0, sizeof *e);
             pc->cur = NULL;
             /* A planner is deterministic on the agreed matrix; a plan it
              * cannot make fails alike everywhere (its own allocations are
              * the one local exception, see doc/decisions.md). */
-            return failed == 2 ? SKEWSHIM_TEMP_NOMEM : UINT64_MAX;
+            return UINT64_MAX;
         }
         e->n = n;
         e->key = k;

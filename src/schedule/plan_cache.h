@@ -31,7 +31,8 @@ typedef struct skewshim_plan_entry {
 typedef struct skewshim_plan_cache {
     skewshim_plan_entry slot[SKEWSHIM_PLAN_CACHE_SLOTS];
     uint64_t clock;
-    uint64_t *gathered;            /* [P][P+3]: rows, receive-count digests, agreement */
+    uint64_t *gathered;            /* [P][P+3]: rows, receive-count digests, agreement;
+                                      NULL once a miss handed it to its entry */
     uint64_t *digest;              /* [P]: digests of the gathered matrix's columns */
     int matrix_p;
     skewshim_plan_entry *cur;      /* the plan of the current call */
