@@ -158,10 +158,11 @@ static void report(skewshim_call *c, const skewshim_plan_cache *pc)
 }
 
 /* A miss keeps the gathered buffer as the entry's matrix, its rows closed
- * up to P wide, instead of copying it: one P x P matrix per rank at the
- * peak of a new matrix's call, not two (8 MB at P = 1024, and every rank of
- * a node holds its own), and no copy.  The next call gathers into a new
- * buffer; a hit keeps reusing the same one. */
+ * up to P wide in place, instead of copying it into a second allocation:
+ * one P x P matrix per rank at the peak of a new matrix's call, not two
+ * (8 MB at P = 1024, and every rank of a node holds its own).  The planners
+ * want it dense, hence the move.  The next call gathers into a new buffer;
+ * a hit keeps reusing the same one. */
 static uint64_t *take_matrix(skewshim_plan_cache *pc, int P, size_t row)
 {
     uint64_t *m = pc->gathered;
