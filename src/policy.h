@@ -36,7 +36,10 @@ typedef struct skewshim_range {
 } skewshim_range;
 
 typedef struct skewshim_rule {
-    skewshim_range comm_size, max_block_bytes, avg_block_bytes, mtm;
+    /* mtm is the larger of send_mtm and recv_mtm: either skew.  The two
+     * apart tell hot receivers under balanced senders (MoE routing, where
+     * FAST wins) from skew on both sides (Zipf, where it loses). */
+    skewshim_range comm_size, max_block_bytes, avg_block_bytes, mtm, send_mtm, recv_mtm;
     int buffers;                  /* SKEWSHIM_BUF_* */
     skewshim_algo_id use;         /* never AUTO */
     skewshim_params params;
@@ -72,6 +75,7 @@ typedef struct skewshim_facts {
     double max_block_bytes;
     double avg_block_bytes;       /* total bytes / P^2 */
     double mtm;                   /* SABRE's MTM over inter-node volumes */
+    double send_mtm, recv_mtm;    /* its two sides; mtm is the larger */
     int buffers;                  /* SKEWSHIM_BUF_HOST or _DEVICE */
 } skewshim_facts;
 

@@ -29,11 +29,13 @@ static void print_rules(const skewshim_policy *p)
            skewshim_algo_name(p->fallback));
     for (int i = 0; i < p->nrules; i++) {
         const skewshim_rule *r = &p->rules[i];
-        char m[400] = "";
+        char m[512] = "";
         range_text("comm_size", &r->comm_size, m, sizeof m);
         range_text("max_block_bytes", &r->max_block_bytes, m, sizeof m);
         range_text("avg_block_bytes", &r->avg_block_bytes, m, sizeof m);
         range_text("mtm", &r->mtm, m, sizeof m);
+        range_text("send_mtm", &r->send_mtm, m, sizeof m);
+        range_text("recv_mtm", &r->recv_mtm, m, sizeof m);
         printf("  rules[%d] (line %d): buffers=%s%s -> %s\n", i, r->line,
                buf[r->buffers >= 0 && r->buffers <= 2 ? r->buffers : 0], m,
                skewshim_algo_name(r->use));

@@ -795,6 +795,8 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
             .max_block_bytes = (double)ag->max_block_bytes,
             .avg_block_bytes = (double)ag->sum_send / ((double)c->size * c->size),
             .mtm = ag->valid ? ag->skew.mtm_inter : 1.0,
+            .send_mtm = ag->valid ? ag->skew.send_mtm_inter : 1.0,
+            .recv_mtm = ag->valid ? ag->skew.recv_mtm_inter : 1.0,
             .buffers = ag->valid ? (ag->any_device ? SKEWSHIM_BUF_DEVICE : SKEWSHIM_BUF_HOST)
                                  : c->buffers,
         };

@@ -190,6 +190,8 @@ static uint64_t settings_hash(void)
         h = hash_range(h, &r->max_block_bytes);
         h = hash_range(h, &r->avg_block_bytes);
         h = hash_range(h, &r->mtm);
+        h = hash_range(h, &r->send_mtm);
+        h = hash_range(h, &r->recv_mtm);
         h = fnv(h, &r->buffers, sizeof r->buffers);
         h = fnv(h, &r->use, sizeof r->use);
         h = hash_params(h, &r->params);

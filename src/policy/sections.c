@@ -71,7 +71,8 @@ static int parse_empty(ctx *c, yaml_node_t *n, const char *path)
 static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *rule)
 {
     static const char *const keys[] = {
-        "comm_size", "max_block_bytes", "avg_block_bytes", "mtm", "buffers", "use",
+        "comm_size", "max_block_bytes", "avg_block_bytes", "mtm", "send_mtm", "recv_mtm",
+        "buffers", "use",
         "scattered", "tuna", "tuna_hier", "sabre", "fast", "max_temp_bytes", NULL};
     static const char *const bufs[] = {"any", "host", "device"};
     yaml_node_t *k, *v;
@@ -89,9 +90,11 @@ static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *r
         case 1: r = skewshim_pol_parse_range(c, v, sub, R_SIZE, &rule->max_block_bytes); break;
         case 2: r = skewshim_pol_parse_range(c, v, sub, R_SIZE, &rule->avg_block_bytes); break;
         case 3: r = skewshim_pol_parse_range(c, v, sub, R_NUMBER, &rule->mtm); break;
-        case 4: r = skewshim_pol_need_enum(c, v, sub, bufs, 3, &rule->buffers); break;
-        case 5: r = skewshim_pol_need_algo(c, v, sub, &rule->use); have_use = 1; break;
-        case 6: case 7: case 8: case 9: case 10:
+        case 4: r = skewshim_pol_parse_range(c, v, sub, R_NUMBER, &rule->send_mtm); break;
+        case 5: r = skewshim_pol_parse_range(c, v, sub, R_NUMBER, &rule->recv_mtm); break;
+        case 6: r = skewshim_pol_need_enum(c, v, sub, bufs, 3, &rule->buffers); break;
+        case 7: r = skewshim_pol_need_algo(c, v, sub, &rule->use); have_use = 1; break;
+        case 8: case 9: case 10: case 11: case 12:
             r = parse_params(c, v, sub, sval(k), p, b);
             break;
         default: r = parse_top_param(c, v, sub, "max_temp_bytes", p, b); break;

@@ -39,6 +39,18 @@ ok $? "a rule on MTM that can change the choice at 3 ranks: agreement runs"
 printf 'version: 1\nlog: {level: off}\nrules:\n  - {comm_size: [64, inf], mtm: [2.2, inf], use: scattered}\n' > "$TESTDIR/mtm64.yaml"
 SKEWSHIM_CONFIG="$TESTDIR/mtm64.yaml" mpirun_n 3 "$CHECK" --agreement 0 --types int
 ok $? "the same rule limited to 64+ ranks, at 3 ranks: no agreement"
+# Which side is skewed: one hot receiver (hot_recv: send MTM 1.19-1.42,
+# receive 2.67-4 at 3-5 ranks, each rank its own node) against one hot
+# sender (the mirror image); equal blocks match neither rule.
+printf 'version: 1\nlog: {level: off}\nreuse_agreement: 0\nrules:\n  - {send_mtm: [0, 2], recv_mtm: [2.2, inf], use: pairwise}\n  - {send_mtm: [2.2, inf], recv_mtm: [0, 2], use: scattered}\n' > "$TESTDIR/side.yaml"
+for n in 3 5; do
+    for w in hot_recv:pairwise hot_send:scattered equal:native; do
+        SKEWSHIM_CONFIG="$TESTDIR/side.yaml" mpirun_n $n "$CHECK" --algo auto \
+            --param topology.ranks_per_node=1 --workloads ${w%%:*} --S 4096 --types byte,int \
+            --seeds 2 --expect ${w#*:}
+        ok $? "send_mtm/recv_mtm rules, P=$n, ${w%%:*}: ran ${w#*:}"
+    done
+done
 # The per-call log merges its figures with its records and needs no
 # agreement of its own; a CUDA build still agrees on where buffers live.
 cuda=0

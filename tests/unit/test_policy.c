@@ -249,13 +249,27 @@ static const char match_yaml[] =
     "  - {max_block_bytes: [1KiB, inf], buffers: device, use: fast}\n"
     "  - {mtm: [2, 3], use: sabre}\n"
     "  - {buffers: host, avg_block_bytes: [0, 100], use: tuna}\n"
-    "  - {comm_size: [4, 8], use: scattered}\n";
+    "  - {comm_size: [4, 8], use: scattered}\n"
+    "  - {comm_size: 40, send_mtm: [0, 2], recv_mtm: [3.5, inf], use: fast}\n"
+    "  - {comm_size: 40, send_mtm: [3, inf], use: sabre}\n";
 
+/* One skew figure for both sides, as mtm is their larger. */
 static int choose(const skewshim_policy *p, int n, double maxb, double avgb, double mtm,
                   int buf, skewshim_algo_id *a, const skewshim_params **pp)
 {
-    skewshim_facts f = {n, maxb, avgb, mtm, buf};
+    skewshim_facts f = {.comm_size = n, .max_block_bytes = maxb, .avg_block_bytes = avgb,
+                        .mtm = mtm, .send_mtm = mtm, .recv_mtm = mtm, .buffers = buf};
     return skewshim_policy_choose(p, &f, a, pp);
+}
+
+static int choose_sides(const skewshim_policy *p, double send, double recv)
+{
+    skewshim_algo_id a;
+    const skewshim_params *pp;
+    skewshim_facts f = {.comm_size = 40, .max_block_bytes = 0, .avg_block_bytes = 1000,
+                        .mtm = send > recv ? send : recv, .send_mtm = send, .recv_mtm = recv,
+                        .buffers = SKEWSHIM_BUF_HOST};
+    return skewshim_policy_choose(p, &f, &a, &pp);
 }
 
 static void test_matching(void)
@@ -295,6 +309,15 @@ static void test_matching(void)
     TAP_OK(choose(&p, 32, 0, 100, 1, H, &a, &pp) == 4 && a == SKEWSHIM_ALGO_TUNA,
            "buffers host matches host");
     TAP_OK(choose(&p, 32, 0, 100, 1, D, &a, &pp) == -1, "buffers host refuses device");
+    /* MoE routing (lab, P = 128: send 1.04, receive 13.8) against Zipf
+     * (8.5, 9.1): one mtm, two sides. */
+    TAP_OK(choose_sides(&p, 1.04, 13.8) == 6, "hot receivers, balanced senders: send/recv rule");
+    TAP_OK(choose_sides(&p, 2, 3.5) == 6, "send_mtm and recv_mtm ends inclusive");
+    TAP_OK(choose_sides(&p, 8.5, 9.1) == 7, "skew on both sides: not the receivers' rule");
+    TAP_OK(choose_sides(&p, 2.01, 13.8) == -1, "just above a send_mtm range");
+    TAP_OK(choose_sides(&p, 1.0, 3.49) == -1, "just below a recv_mtm range");
+    TAP_OK(choose_sides(&p, 1.0, NAN) == -1 && choose_sides(&p, NAN, 9) == -1,
+           "NaN side never matches");
     skewshim_policy_free(&p);
 
     skewshim_policy none;
@@ -357,6 +380,8 @@ static void test_fixed_choice(void)
         {"rules:\n  - {comm_size: 4, use: pairwise}\n  - {buffers: host, use: tuna}\n", 4, 1, 1, 0},
         {"rules:\n  - {comm_size: 4, use: pairwise}\n  - {buffers: host, use: tuna}\n", 5, 1, 0, 0},
         {"rules:\n  - {mtm: [2, inf], use: sabre}\n", 16, 0, 0, 0},
+        {"rules:\n  - {send_mtm: [0, 2], use: sabre}\n", 16, 0, 0, 0},
+        {"rules:\n  - {recv_mtm: [2, inf], use: sabre}\n", 16, 0, 0, 0},
         {"rules:\n  - {max_block_bytes: [0, 1K], use: tuna}\n", 16, 0, 0, 0},
         {"rules:\n  - {avg_block_bytes: 8, use: tuna}\n", 16, 0, 0, 0},
         /* A skew rule that ends where the default would: nothing to agree. */
@@ -439,6 +464,9 @@ static const struct bad bad_inputs[] = {
     BAD_TOP("strict 'maybe'", "strict", "maybe", "boolean"),
     BAD_RULE("inverted range", "comm_size", "[64, 8]", "    use: tuna\n", "inverted range"),
     BAD_RULE("range with 3 elements", "mtm", "[1, 2, 3]", "    use: sabre\n", "2 elements"),
+    BAD_RULE("inverted send_mtm", "send_mtm", "[2, 1]", "    use: fast\n", "inverted range"),
+    {"bad recv_mtm element", "rules:\n  - use: fast\n    recv_mtm: [2.2, hot]\n", 3, 21,
+     "rules[0].recv_mtm[1]", "got 'hot'"},
     {"bad range element", "rules:\n  - use: tuna\n    max_block_bytes: [1KiB, lots]\n", 3, 29,
      "rules[0].max_block_bytes[1]", "or 'inf', got 'lots'"},
     {"inf as a single value", "rules:\n  - {comm_size: inf, use: tuna}\n", 2, 17,
