@@ -71,7 +71,10 @@ typedef struct matrix_source {
 typedef struct layout {
     int *scount, *sdispl, *rcount, *rdispl;   /* elements, as MPI wants */
     size_t sbytes, rbytes;
-    unsigned char *sbuf, *spristine, *rbuf, *rref, *rexp;
+    int *sorder, *rorder;                     /* ranks in buffer order */
+    int me;
+    unsigned char *sbuf, *rbuf;
+    unsigned char *spristine, *rref, *rexp;   /* NULL under --reference pattern */
     void *dsbuf, *drbuf;                      /* --device */
     size_t payload;                           /* bytes this rank sends */
     void *scratch;                            /* memcpy item; device memory with --device */

@@ -47,11 +47,9 @@ static void pat_fill(unsigned char *p, int src, int dst, size_t nbytes)
 /* Block order in the buffer is a seeded permutation of the ranks, with a
  * gap of 1..3 elements before each block: a schedule that assumes blocks
  * are contiguous and in rank order writes the wrong place or a gap. */
-static int place_blocks(const int *count, int *displ, int P, uint64_t seed, size_t *total)
+static int place_blocks(const int *count, int *displ, int *order, int P, uint64_t seed,
+                        size_t *total)
 {
-    int *order = malloc((size_t)P * sizeof *order);
-    if (!order)
-        return -1;
     for (int j = 0; j < P; j++)
         order[j] = j;
     uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
@@ -68,19 +66,52 @@ static int place_blocks(const int *count, int *displ, int P, uint64_t seed, size
         off += 1 + (uint64_t)(j + k) % 3;
         displ[j] = (int)(off > INT_MAX ? INT_MAX : off);
         off += (uint64_t)count[j];
-        if (off > INT_MAX) {
-            free(order);
+        if (off > INT_MAX)
             return -2;   /* MPI_Alltoallv displacements are int */
-        }
     }
     *total = (size_t)off + 1;
-    free(order);
     return 0;
+}
+
+/* The first byte of buf (nbytes, blocks placed by place_blocks in `order`)
+ * that differs from the pattern: block j holds pat(me, j) when sending,
+ * pat(j, me) when receiving; gaps hold SENTINEL.  *want: the byte that
+ * belongs there.  The same check as a comparison with a filled copy,
+ * without the copy: under --reference pattern that copy was 3 of the 5
+ * buffers of every rank, the bound of the lab's large points. */
+static size_t first_off_pattern(const unsigned char *buf, size_t nbytes, const int *count,
+                                const int *displ, const int *order, int P, size_t ts, int me,
+                                int recv, unsigned char *want)
+{
+    size_t pos = 0;
+    for (int k = 0; k <= P; k++) {
+        size_t lo = k < P ? (size_t)displ[order[k]] * ts : nbytes;
+        for (; pos < lo; pos++)
+            if (buf[pos] != SENTINEL) {
+                *want = SENTINEL;
+                return pos;
+            }
+        if (k == P)
+            break;
+        int j = order[k];
+        size_t n = (size_t)count[j] * ts;
+        for (size_t b = 0; b < n; b += 8) {
+            uint64_t w = recv ? pat_word(j, me, b / 8) : pat_word(me, j, b / 8);
+            for (size_t x = 0; x < 8 && b + x < n; x++)
+                if (buf[lo + b + x] != (unsigned char)(w >> (8 * x))) {
+                    *want = (unsigned char)(w >> (8 * x));
+                    return lo + b + x;
+                }
+        }
+        pos = lo + n;
+    }
+    return nbytes;
 }
 
 void skewshim_bench_layout_free(layout *L)
 {
     free(L->scount); free(L->sdispl); free(L->rcount); free(L->rdispl);
+    free(L->sorder); free(L->rorder);
     free(L->sbuf); free(L->spristine); free(L->rbuf); free(L->rref); free(L->rexp);
 #ifdef SKEWSHIM_HAVE_CUDA
     if (L->dsbuf && L->scratch)
@@ -106,7 +137,9 @@ int skewshim_bench_layout_build(layout *L, const opts *o, const uint64_t *row,
     L->sdispl = malloc((size_t)P * sizeof(int));
     L->rcount = malloc((size_t)P * sizeof(int));
     L->rdispl = malloc((size_t)P * sizeof(int));
-    if (!L->scount || !L->sdispl || !L->rcount || !L->rdispl)
+    L->sorder = malloc((size_t)P * sizeof(int));
+    L->rorder = malloc((size_t)P * sizeof(int));
+    if (!L->scount || !L->sdispl || !L->rcount || !L->rdispl || !L->sorder || !L->rorder)
         return -1;
     for (int j = 0; j < P; j++) {
         uint64_t s = row[j], r = col[j];
@@ -117,28 +150,40 @@ int skewshim_bench_layout_build(layout *L, const opts *o, const uint64_t *row,
         L->payload += (size_t)s * (size_t)o->tsize;
     }
     size_t se, re;
-    int rc = place_blocks(L->scount, L->sdispl, P, o->seed ^ (uint64_t)me << 20, &se);
+    int rc = place_blocks(L->scount, L->sdispl, L->sorder, P, o->seed ^ (uint64_t)me << 20, &se);
     if (rc == 0)
-        rc = place_blocks(L->rcount, L->rdispl, P, o->seed ^ (uint64_t)me << 20 ^ 0x5bd1e995, &re);
+        rc = place_blocks(L->rcount, L->rdispl, L->rorder, P,
+                          o->seed ^ (uint64_t)me << 20 ^ 0x5bd1e995, &re);
     if (rc)
         return rc;
     size_t ts = (size_t)o->tsize;
+    L->me = me;
     L->sbytes = se * ts;
     L->rbytes = re * ts;
     L->sbuf = malloc(L->sbytes);
-    L->spristine = malloc(L->sbytes);
     L->rbuf = malloc(L->rbytes);
-    L->rref = malloc(L->rbytes);
-    L->rexp = malloc(L->rbytes);
-    if (!L->sbuf || !L->spristine || !L->rbuf || !L->rref || !L->rexp)
+    if (!L->sbuf || !L->rbuf)
         return -1;
+    /* --reference pattern holds both buffers to the pattern itself; the
+     * MPI reference needs its own output, the pattern it is held to, and
+     * the send buffer's pristine copy. */
+    if (!o->ref_pattern) {
+        L->spristine = malloc(L->sbytes);
+        L->rref = malloc(L->rbytes);
+        L->rexp = malloc(L->rbytes);
+        if (!L->spristine || !L->rref || !L->rexp)
+            return -1;
+    }
     memset(L->sbuf, SENTINEL, L->sbytes);
-    memset(L->rexp, SENTINEL, L->rbytes);
+    if (L->rexp)
+        memset(L->rexp, SENTINEL, L->rbytes);
     for (int j = 0; j < P; j++) {
         pat_fill(L->sbuf + (size_t)L->sdispl[j] * ts, me, j, (size_t)L->scount[j] * ts);
-        pat_fill(L->rexp + (size_t)L->rdispl[j] * ts, j, me, (size_t)L->rcount[j] * ts);
+        if (L->rexp)
+            pat_fill(L->rexp + (size_t)L->rdispl[j] * ts, j, me, (size_t)L->rcount[j] * ts);
     }
-    memcpy(L->spristine, L->sbuf, L->sbytes);
+    if (L->spristine)
+        memcpy(L->spristine, L->sbuf, L->sbytes);
 #ifdef SKEWSHIM_HAVE_CUDA
     if (o->device) {
         if (cudaMalloc(&L->dsbuf, L->sbytes) != cudaSuccess ||
@@ -243,21 +288,29 @@ static size_t first_diff(const unsigned char *a, const unsigned char *b, size_t 
 }
 
 /* Collective over comm; aborts the job on any mismatch.  what: the item's
- * label, or NULL for the reference itself. */
+ * label, or NULL for the reference itself.  want: the receive buffer got
+ * must equal, or NULL for the pattern (--reference pattern). */
 static void verify_or_abort(const opts *o, layout *L, const unsigned char *got,
                             const unsigned char *want, const char *what,
                             const char *wl, uint64_t S, MPI_Comm comm)
 {
     int P = skewshim_bench_size;
+    size_t ts = (size_t)o->tsize;
     int bad = 0;
     char where[160], msg[400];
-    size_t off = first_diff(got, want, L->rbytes);
+    unsigned char wb = 0;
+    size_t off = want ? first_diff(got, want, L->rbytes)
+                      : first_off_pattern(got, L->rbytes, L->rcount, L->rdispl, L->rorder, P,
+                                          ts, L->me, 1, &wb);
     if (off < L->rbytes) {
         bad = 1;
         describe_offset(L, o, P, off, where, sizeof where);
         snprintf(msg, sizeof msg, "receive buffer byte %zu %s: got 0x%02x, want 0x%02x",
-                 off, where, got[off], want[off]);
-    } else if (what && (off = first_diff(L->sbuf, L->spristine, L->sbytes)) < L->sbytes) {
+                 off, where, got[off], want ? want[off] : wb);
+    } else if (what && (off = L->spristine ? first_diff(L->sbuf, L->spristine, L->sbytes)
+                                           : first_off_pattern(L->sbuf, L->sbytes, L->scount,
+                                                               L->sdispl, L->sorder, P, ts,
+                                                               L->me, 0, &wb)) < L->sbytes) {
         bad = 1;
         snprintf(msg, sizeof msg, "the send buffer was modified at byte %zu", off);
     }
@@ -289,14 +342,31 @@ static void verify_or_abort(const opts *o, layout *L, const unsigned char *got,
 void skewshim_bench_run_reference(const opts *o, layout *L, const char *wl, uint64_t S,
                                   MPI_Comm comm)
 {
-    if (o->ref_pattern) {
-        memcpy(L->rref, L->rexp, L->rbytes);
-        return;
-    }
+    if (o->ref_pattern)
+        return;     /* L->rref stays NULL: the items are held to the pattern */
     memset(L->rref, SENTINEL, L->rbytes);
     PMPI_Alltoallv(L->sbuf, L->scount, L->sdispl, o->type, L->rref, L->rcount, L->rdispl,
                    o->type, comm);
     verify_or_abort(o, L, L->rref, L->rexp, NULL, wl, S, comm);
+}
+
+static void flip_byte(const opts *o, layout *L, const char *how)
+{
+    int send = !strcmp(how, "send");
+    const int *count = send ? L->scount : L->rcount, *displ = send ? L->sdispl : L->rdispl;
+    unsigned char *buf = send ? L->sbuf : L->rbuf;
+    if (!send && strcmp(how, "block")) {
+        if (L->rbytes)
+            buf[0] ^= 1;
+        return;
+    }
+    int big = 0;
+    for (int j = 1; j < skewshim_bench_size; j++)
+        if (count[j] > count[big])
+            big = j;
+    size_t n = (size_t)count[big] * (size_t)o->tsize;
+    if (n)
+        buf[(size_t)displ[big] * (size_t)o->tsize + n / 2] ^= 1;
 }
 
 void skewshim_bench_run_item_checked(const opts *o, item *it, layout *L, const char *wl, uint64_t S,
@@ -320,10 +390,12 @@ void skewshim_bench_run_item_checked(const opts *o, item *it, layout *L, const c
     }
 #endif
     /* The tests' proof that a wrong byte stops the run under either
-     * reference (tests/mpi/bench.sh); "timed": in the --vary loop instead. */
+     * reference (tests/mpi/bench.sh): in a gap, inside the largest received
+     * block ("block"), in the send buffer ("send"); "timed": in the --vary
+     * loop instead. */
     const char *flip = getenv("SKEWSHIM_BENCH_TEST_FLIP");
-    if (flip && strcmp(flip, "timed") && skewshim_bench_rank == 0 && L->rbytes)
-        L->rbuf[0] ^= 1;
+    if (flip && strcmp(flip, "timed") && skewshim_bench_rank == 0)
+        flip_byte(o, L, flip);
     verify_or_abort(o, L, L->rbuf, L->rref, it->label, wl, S, comm);
 }
 
