@@ -43,6 +43,7 @@ typedef struct result {
     double time, plan_s, slice_s;
     int stages, ok;
     uint64_t messages;
+    int64_t pairs;      /* messages if one sender's moves to one receiver in a stage were one */
 } result;
 
 static double now(void)
@@ -117,6 +118,7 @@ static result run_one(const planner_entry *pe, const skewshim_matrix *m,
         r.ok = r.time >= 0;
         r.stages = rep.stages;
         r.messages = d.messages;
+        r.pairs = skewshim_sched_pair_messages(&s);
     }
     skewshim_sched_free(&s);
     return r;
@@ -142,8 +144,8 @@ static int single(const opts *o)
            "latency=%g s%s\n", (unsigned long long)o->S, o->seed, mo.B2, mo.B1, o->ratio,
            nics, o->latency, o->barrier ? ", stage barriers" : "");
     printf("# T_LB = %.6f ms\n", lb * 1e3);
-    printf("%-10s %14s %10s %8s %10s %10s %10s\n", "planner", "time_ms", "time/T_LB", "stages",
-           "messages", "plan_ms", "r0_ms");
+    printf("%-10s %14s %10s %8s %10s %10s %10s %10s\n", "planner", "time_ms", "time/T_LB",
+           "stages", "messages", "plan_ms", "r0_ms", "pairs");
     char list[256];
     snprintf(list, sizeof list, "%s", o->planners);
     int rc = 0;
@@ -164,9 +166,9 @@ static int single(const opts *o)
         char r0[32] = "-";
         if (r.slice_s >= 0)
             snprintf(r0, sizeof r0, "%.3f", r.slice_s * 1e3);
-        printf("%-10s %14.6f %10.4f %8d %10llu %10.3f %10s\n", name, r.time * 1e3,
+        printf("%-10s %14.6f %10.4f %8d %10llu %10.3f %10s %10lld\n", name, r.time * 1e3,
                lb > 0 ? r.time / lb : 1.0, r.stages, (unsigned long long)r.messages,
-               r.plan_s * 1e3, r0);
+               r.plan_s * 1e3, r0, (long long)r.pairs);
     }
     skewshim_matrix_free(&m);
     skewshim_topo_free(&t);

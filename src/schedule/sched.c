@@ -102,6 +102,32 @@ void skewshim_sched_rank_stats(const skewshim_sched *s, int rank, skewshim_sched
     compute_stats(s, rank, st);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int64_t skewshim_sched_pair_messages(const skewshim_sched *s)
+{
+    uint64_t *key = malloc((s->nmoves ? s->nmoves : 1) * sizeof *key);
+    if (!key)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < s->nmoves; i++) {
+        const skewshim_move *m = &s->moves[i];
+        if (m->src != m->dst)
+            key[n++] = (uint64_t)m->stage << 48 | (uint64_t)(uint32_t)m->src << 24 |
+                       (uint64_t)(uint32_t)m->dst;
+    }
+    qsort(key, n, sizeof *key, cmp_u64);
+    int64_t pairs = 0;
+    for (size_t i = 0; i < n; i++)
+        pairs += !i || key[i] != key[i - 1];
+    free(key);
+    return pairs;
+}
+
 /* Counting sort by stage: stable and linear, stages are small integers. */
 static int sort_by_stage(skewshim_sched *s)
 {

@@ -87,6 +87,10 @@ int skewshim_sched_slice(const skewshim_sched *global, int rank, skewshim_sched 
 
 /* Stats of one rank computed from a global schedule. */
 void skewshim_sched_rank_stats(const skewshim_sched *s, int rank, skewshim_sched_stats *st);
+/* The messages of s if the moves of one sender to one receiver within a
+ * stage travelled as one (distinct (stage, src, dst) with src != dst): what
+ * coalescing them would leave.  -1 when out of memory. */
+int64_t skewshim_sched_pair_messages(const skewshim_sched *s);
 
 /* Pure checker used by property tests: replays a global schedule stage by
  * stage on byte arrays (every send byte tagged with its origin, destination

@@ -116,5 +116,21 @@ int main(void)
            "stable sort by stage");
     TAP_OK(s.stats.rounds == 2, "two rounds");
     skewshim_sched_free(&s);
+    /* Coalescing count: in one stage rank 2 sends rank 1 its own block and
+     * both forwarded pieces (3 messages, 1 pair); split over two stages
+     * the pieces are one pair of their own. */
+    forwarded(&s, 0);
+    int64_t two = skewshim_sched_pair_messages(&s);
+    uint64_t msgs = s.stats.messages;
+    skewshim_sched_free(&s);
+    forwarded(&s, 1);
+    int64_t one = skewshim_sched_pair_messages(&s);
+    TAP_OK(s.stats.messages == msgs && one == (int64_t)msgs - 2 && two == (int64_t)msgs - 1,
+           "pair messages: %lld in one stage, %lld in two, of %llu messages", (long long)one,
+           (long long)two, (unsigned long long)msgs);
+    skewshim_sched_free(&s);
+    skewshim_sched_init(&s, P, -1);
+    TAP_OK(skewshim_sched_pair_messages(&s) == 0, "pair messages: none in an empty schedule");
+    skewshim_sched_free(&s);
     return TAP_DONE();
 }
