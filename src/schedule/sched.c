@@ -162,9 +162,87 @@ static int sort_by_stage(skewshim_sched *s)
     return 0;
 }
 
+/* The end of b continues a on both sides: one move can carry both. */
+static int continues(const skewshim_move *a, const skewshim_move *b)
+{
+    return a->src_loc == b->src_loc && a->src_blk == b->src_blk &&
+           a->src_off + a->bytes == b->src_off && a->dst_loc == b->dst_loc &&
+           a->dst_blk == b->dst_blk && a->dst_off + a->bytes == b->dst_off &&
+           a->flags == b->flags;
+}
+
+/* Within each stage, a move of one pair that continues the pair's previous
+ * move on both sides is folded into it: the same bytes, one message fewer,
+ * and no copy to pay (a planner that cuts blocks into pieces per lane or
+ * per NIC leaves many such runs: 135k of FAST's 282k moves at P = 256 on
+ * MoE routing).  Decided from the pair's own moves in list order only, so a
+ * slice folds exactly as the global schedule does, and the order in which
+ * both sides post a pair's messages is kept.  Keys (src, dst, position) are
+ * sorted per stage to find each pair's moves; moves fold in place and the
+ * list is compacted at the end. */
+static int merge_continuing(skewshim_sched *s)
+{
+    uint64_t *key = NULL;
+    unsigned char *gone = NULL;
+    size_t cap = 0, any = 0;
+    for (size_t a = 0; a < s->nmoves;) {
+        size_t b = a;
+        while (b < s->nmoves && s->moves[b].stage == s->moves[a].stage)
+            b++;
+        size_t n = b - a;
+        if (n > 1) {
+            if (n > cap) {
+                uint64_t *k = realloc(key, n * sizeof *k);
+                if (!k) {
+                    free(key);
+                    free(gone);
+                    return -1;
+                }
+                key = k;
+                cap = n;
+            }
+            if (!gone && !(gone = calloc(s->nmoves, 1))) {
+                free(key);
+                return -1;
+            }
+            /* 20 bits of rank each and 24 of position: exact to 1 M ranks
+             * and 16 M moves a stage; beyond, nothing is folded. */
+            int fits = s->nranks <= (1 << 20) && n <= ((size_t)1 << 24);
+            for (size_t i = 0; fits && i < n; i++) {
+                const skewshim_move *m = &s->moves[a + i];
+                key[i] = (uint64_t)(uint32_t)m->src << 44 | (uint64_t)(uint32_t)m->dst << 24 |
+                         (uint64_t)i;
+            }
+            if (fits)
+                qsort(key, n, sizeof *key, cmp_u64);
+            for (size_t i = 1, last = 0; fits && i < n; i++) {
+                size_t pi = a + (size_t)(key[last] & 0xffffffu), ci = a + (size_t)(key[i] & 0xffffffu);
+                if (key[i] >> 24 == key[last] >> 24 && continues(&s->moves[pi], &s->moves[ci])) {
+                    s->moves[pi].bytes += s->moves[ci].bytes;
+                    gone[ci] = 1;
+                    any = 1;
+                } else {
+                    last = i;
+                }
+            }
+        }
+        a = b;
+    }
+    if (any) {
+        size_t w = 0;
+        for (size_t i = 0; i < s->nmoves; i++)
+            if (!gone[i])
+                s->moves[w++] = s->moves[i];
+        s->nmoves = w;
+    }
+    free(key);
+    free(gone);
+    return 0;
+}
+
 int skewshim_sched_finish(skewshim_sched *s)
 {
-    if (sort_by_stage(s))
+    if (sort_by_stage(s) || merge_continuing(s))
         return -1;
     size_t nt = s->rank < 0 ? (size_t)(s->nranks > 0 ? s->nranks : 1) : 1;
     memset(s->tmp_bytes, 0, nt * sizeof *s->tmp_bytes);

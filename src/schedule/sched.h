@@ -76,9 +76,11 @@ int skewshim_sched_move(skewshim_sched *s, int stage,
                         int dst, int dst_loc, int dst_blk, uint64_t dst_off,
                         uint64_t bytes, uint32_t flags);
 
-/* Sort moves by stage (stable, so per-pair order is kept), set nstages,
- * tmp_bytes from the moves that touch TMP, and stats (for `rank`, or summed
- * over all ranks when rank < 0).  Planners call it last. */
+/* Sort moves by stage (stable, so per-pair order is kept), fold each move
+ * that continues its pair's previous move in the stage on both sides into
+ * that one, set nstages, tmp_bytes from the moves that touch TMP, and stats
+ * (for `rank`, or summed over all ranks when rank < 0).  Planners call it
+ * last. */
 int skewshim_sched_finish(skewshim_sched *s);
 
 /* Copy the moves of one rank (src or dst equal to rank) into out, keeping

@@ -26,7 +26,8 @@ static void direct(skewshim_sched *s)
     skewshim_sched_finish(s);
 }
 
-/* Rank 0's block for rank 1 goes through rank 2's temp, in two pieces. */
+/* Rank 0's block for rank 1 goes through rank 2's temp, in two pieces,
+ * the second half first (so that finish has nothing to fold). */
 static void forwarded(skewshim_sched *s, int same_stage)
 {
     skewshim_sched_init(s, P, -1);
@@ -36,10 +37,34 @@ static void forwarded(skewshim_sched *s, int same_stage)
                 skewshim_sched_move(s, 0, i, SKEWSHIM_LOC_SEND, j, 0, j, SKEWSHIM_LOC_RECV, i, 0,
                                     M[i * P + j], 0);
     skewshim_sched_move(s, 0, 0, SKEWSHIM_LOC_SEND, 1, 0, 2, SKEWSHIM_LOC_TMP, -1, 0, 5, 0);
-    skewshim_sched_move(s, same_stage ? 0 : 1, 2, SKEWSHIM_LOC_TMP, -1, 0, 1, SKEWSHIM_LOC_RECV,
-                        0, 0, 2, 0);
     skewshim_sched_move(s, same_stage ? 0 : 1, 2, SKEWSHIM_LOC_TMP, -1, 2, 1, SKEWSHIM_LOC_RECV,
                         0, 2, 3, 0);
+    skewshim_sched_move(s, same_stage ? 0 : 1, 2, SKEWSHIM_LOC_TMP, -1, 0, 1, SKEWSHIM_LOC_RECV,
+                        0, 0, 2, 0);
+    skewshim_sched_finish(s);
+}
+
+/* Rank 0's block for rank 1 in three pieces through rank 2 (each pair's
+ * pieces continue each other), with other pairs' moves between them; with
+ * break_at > 0, that piece of the second hop starts one byte later in the
+ * temp (and so continues its predecessor on one side only). */
+static void pieces(skewshim_sched *s, int break_at)
+{
+    skewshim_sched_init(s, P, -1);
+    for (int i = 0; i < P; i++)
+        for (int j = 0; j < P; j++)
+            if (!(i == 0 && j == 1))
+                skewshim_sched_move(s, 0, i, SKEWSHIM_LOC_SEND, j, 0, j, SKEWSHIM_LOC_RECV, i, 0,
+                                    M[i * P + j], 0);
+    static const uint64_t at[] = {0, 1, 3}, len[] = {1, 2, 2};
+    for (int k = 0; k < 3; k++) {
+        skewshim_sched_move(s, 0, 0, SKEWSHIM_LOC_SEND, 1, at[k], 2, SKEWSHIM_LOC_TMP, -1, at[k],
+                            len[k], 0);
+        uint64_t from = at[k] + (break_at && k == break_at ? 1 : 0);
+        skewshim_sched_move(s, 1, 2, SKEWSHIM_LOC_TMP, -1, from, 1, SKEWSHIM_LOC_RECV, 0, at[k],
+                            len[k], 0);
+        skewshim_sched_move(s, 1, 1, SKEWSHIM_LOC_SEND, 1, 0, 1, SKEWSHIM_LOC_RECV, 1, 0, 0, 0);
+    }
     skewshim_sched_finish(s);
 }
 
@@ -131,6 +156,41 @@ int main(void)
     skewshim_sched_free(&s);
     skewshim_sched_init(&s, P, -1);
     TAP_OK(skewshim_sched_pair_messages(&s) == 0, "pair messages: none in an empty schedule");
+    skewshim_sched_free(&s);
+
+    /* finish folds a pair's pieces that continue each other on both sides
+     * in one stage; a slice folds them alike. */
+    pieces(&s, 0);
+    size_t n_hop1 = 0, n_hop2 = 0;
+    for (size_t i = 0; i < s.nmoves; i++) {
+        n_hop1 += s.moves[i].src == 0 && s.moves[i].dst == 2 && s.moves[i].dst_loc == SKEWSHIM_LOC_TMP;
+        n_hop2 += s.moves[i].src == 2 && s.moves[i].dst == 1 && s.moves[i].src_loc == SKEWSHIM_LOC_TMP;
+    }
+    TAP_OK(n_hop1 == 1 && n_hop2 == 1 && skewshim_sched_verify(&s, M, err, sizeof err) == 0,
+           "three continuing pieces a hop fold into one move (%zu, %zu) and verify (%s)", n_hop1,
+           n_hop2, err);
+    skewshim_sched_slice(&s, 2, &sl);
+    size_t in_slice = 0, same = 0;
+    for (size_t i = 0; i < s.nmoves; i++)
+        if (s.moves[i].src == 2 || s.moves[i].dst == 2) {
+            same += in_slice < sl.nmoves &&
+                    memcmp(&s.moves[i], &sl.moves[in_slice], sizeof s.moves[i]) == 0;
+            in_slice++;
+        }
+    TAP_OK(sl.nmoves == in_slice && same == in_slice,
+           "the slice of the forwarding rank has the folded moves in order (%zu of %zu)", same,
+           sl.nmoves);
+    skewshim_sched_free(&sl);
+    skewshim_sched_free(&s);
+    pieces(&s, 2);
+    n_hop1 = n_hop2 = 0;
+    for (size_t i = 0; i < s.nmoves; i++) {
+        n_hop1 += s.moves[i].src == 0 && s.moves[i].dst == 2 && s.moves[i].dst_loc == SKEWSHIM_LOC_TMP;
+        n_hop2 += s.moves[i].src == 2 && s.moves[i].dst == 1 && s.moves[i].src_loc == SKEWSHIM_LOC_TMP;
+    }
+    TAP_OK(n_hop1 == 1 && n_hop2 == 2,
+           "a piece that continues on the receive side only starts a move of its own (%zu, %zu)",
+           n_hop1, n_hop2);
     skewshim_sched_free(&s);
     return TAP_DONE();
 }
