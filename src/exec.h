@@ -35,7 +35,6 @@ typedef struct skewshim_xargs {
     void *tmp;                      /* host temp of at least the plan's bound */
     uint64_t tmp_cap;
     void **device;                  /* the communicator's device state (device.h) */
-    uint64_t coalesce;              /* a pair's pieces in a stage below this: one message (host.c) */
     /* reported by the executor */
     skewshim_sched_stats stats;
     uint64_t meta_bytes;            /* metadata (block sizes) this rank sent */
@@ -53,15 +52,12 @@ typedef int (*skewshim_executor)(const void *plan, skewshim_xargs *x);
  * do the local copies, wait.  soff / roff are this rank's byte displacements
  * of its send / receive blocks (what LOC_SEND / LOC_RECV offsets are
  * relative to).  Moves between the same pair within a stage are posted in
- * list order on both sides, so MPI's ordering matches them; those below
- * coalesce bytes travel as one message (a derived datatype over them), a
- * figure every rank of the call must share.  *messages (when not NULL):
- * the messages this rank sent.  Returns MPI_SUCCESS or the first MPI
- * error. */
+ * list order on both sides, so MPI's ordering matches them.  Returns
+ * MPI_SUCCESS or the first MPI error. */
 int skewshim_exec_host(const skewshim_sched *s, int rank,
                        const void *sendbuf, const uint64_t *soff,
                        void *recvbuf, const uint64_t *roff,
-                       void *tmp, MPI_Comm pcomm, uint64_t coalesce, uint64_t *messages);
+                       void *tmp, MPI_Comm pcomm);
 /* The same as an executor: plan is a skewshim_sched (a slice or global),
  * temp from x->tmp; reports x->tmp_bytes and, for a global schedule, this
  * rank's x->stats (a slice's stats are its own). */

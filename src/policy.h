@@ -19,9 +19,7 @@ typedef struct skewshim_params {
     int tuna_hier_variant;        /* SKEWSHIM_TUNA_* */
     double sabre_alpha;           /* >= 1 */
     double sabre_mtm_threshold;   /* >= 1 */
-    uint64_t sabre_coalesce_below; /* a pair's pieces in a stage below this: one message */
     int fast_pipeline;            /* 0 / 1 */
-    uint64_t fast_coalesce_below;  /* the same for FAST */
     uint64_t max_temp_bytes;      /* temp memory cap per rank per call */
     /* two-tier model used for predicted time / T_LB in the log */
     double model_intra_bw;        /* bytes/s, B1 */

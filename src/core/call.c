@@ -430,10 +430,6 @@ static void xargs_of(skewshim_call *c, skewshim_xargs *x)
     x->topo_q = c->cs->topo_q;
     x->world_rank = c->cs->world_rank;
     x->device = &c->cs->device;
-    /* A parameter of the chosen rule or the policy: alike on every rank. */
-    x->coalesce = c->algo == SKEWSHIM_ALGO_SABRE   ? c->params->sabre_coalesce_below
-                  : c->algo == SKEWSHIM_ALGO_FAST ? c->params->fast_coalesce_below
-                                                  : 0;
 }
 
 static int with_tmp(skewshim_call *c, skewshim_xargs *x)
@@ -448,14 +444,10 @@ static int with_tmp(skewshim_call *c, skewshim_xargs *x)
 static void reported(skewshim_call *c, const skewshim_algo *a, const skewshim_xargs *x)
 {
     /* A matrix schedule's stats and metadata come from its plan (the
-     * plan step reported them), but for its messages: coalesced, the wire
-     * carries fewer than the plan has moves.  The others count as they
-     * run. */
+     * plan step reported them); the others count as they run. */
     if (!a->needs_matrix) {
         c->stats = x->stats;
         c->info.meta_bytes = x->meta_bytes;
-    } else {
-        c->stats.messages = x->stats.messages;
     }
     c->tmp_bytes = x->tmp_bytes;
 }

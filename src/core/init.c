@@ -152,9 +152,7 @@ static uint64_t hash_params(uint64_t h, const skewshim_params *p)
     h = fnv(h, &p->tuna_hier_variant, sizeof p->tuna_hier_variant);
     h = fnv(h, &p->sabre_alpha, sizeof p->sabre_alpha);
     h = fnv(h, &p->sabre_mtm_threshold, sizeof p->sabre_mtm_threshold);
-    h = fnv(h, &p->sabre_coalesce_below, sizeof p->sabre_coalesce_below);
     h = fnv(h, &p->fast_pipeline, sizeof p->fast_pipeline);
-    h = fnv(h, &p->fast_coalesce_below, sizeof p->fast_coalesce_below);
     return fnv(h, &p->max_temp_bytes, sizeof p->max_temp_bytes);
 }
 

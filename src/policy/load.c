@@ -83,9 +83,7 @@ void skewshim_params_default(skewshim_params *p)
     p->tuna_hier_variant = SKEWSHIM_TUNA_COALESCED;
     p->sabre_alpha = 1.05;
     p->sabre_mtm_threshold = 2.2;
-    p->sabre_coalesce_below = 4096;
     p->fast_pipeline = 1;
-    p->fast_coalesce_below = 4096;
     p->max_temp_bytes = (uint64_t)1 << 30;
     p->model_intra_bw = 150e9;
     p->model_inter_bw = 25e9;

@@ -30,9 +30,7 @@ const skewshim_param_desc skewshim_param_table[SKEWSHIM_NPARAMS] = {
     P("tuna_hier", "variant", SKEWSHIM_PK_ENUM, 0, 0, 0, variants, tuna_hier_variant),
     P("sabre", "alpha", SKEWSHIM_PK_NUMBER, 1, 0, 0, NULL, sabre_alpha),
     P("sabre", "mtm_threshold", SKEWSHIM_PK_NUMBER, 1, 0, 0, NULL, sabre_mtm_threshold),
-    P("sabre", "coalesce_below", SKEWSHIM_PK_SIZE, 0, 0, 0, NULL, sabre_coalesce_below),
     P("fast", "pipeline", SKEWSHIM_PK_BOOL, 0, 0, 0, NULL, fast_pipeline),
-    P("fast", "coalesce_below", SKEWSHIM_PK_SIZE, 0, 0, 0, NULL, fast_coalesce_below),
     /* top level, and in rules */
     {NULL, "max_temp_bytes", "max_temp_bytes", SKEWSHIM_PK_SIZE, 0, 0, 0, NULL,
      offsetof(skewshim_params, max_temp_bytes)},

@@ -29,7 +29,7 @@ typedef struct skewshim_param_desc {
     size_t offset;                /* in skewshim_params */
 } skewshim_param_desc;
 
-#define SKEWSHIM_NPARAMS 16
+#define SKEWSHIM_NPARAMS 14
 extern const skewshim_param_desc skewshim_param_table[SKEWSHIM_NPARAMS];
 
 /* Index of a dotted name, or -1. */

@@ -70,25 +70,6 @@ c=[x for x in r if "call" in x]
 print("# nodes per record:", sorted(set(x["nodes"] for x in c)))
 sys.exit(0 if c and all(x["size"] == 2 and x["nodes"] == 2 for x in c) else 1)' "$TESTDIR/split.jsonl"
 ok $? "ranks_per_node 2: each half of an even/odd split spans 2 nodes"
-# Coalescing: the same calls with every piece grouped and with none send
-# the same bytes, and grouped fewer messages where FAST has several pieces
-# for one receiver in a stage (its pipelined stages at P = 8 in 2 nodes).
-for c in 1GiB 0; do
-    printf 'version: 1\ntopology: {ranks_per_node: 4}\nlog: {level: calls, path: "%s/coal-%s.jsonl"}\nfast: {coalesce_below: %s}\n' "$TESTDIR" $c $c > "$TESTDIR/coal-$c.yaml"
-    SKEWSHIM_CONFIG="$TESTDIR/coal-$c.yaml" mpirun_n 8 "$CHECK" --algo fast --workloads moe,zipf,hot_recv --seeds 2 --types byte
-    ok $? "fast at P=8 in 2 emulated nodes, coalesce_below $c"
-done
-"$PY" - "$TESTDIR/coal-1GiB.jsonl" "$TESTDIR/coal-0.jsonl" <<'PYEOF'
-import json, sys
-def recs(f): return [r for r in (json.loads(l) for l in open(f) if l.strip()) if "call" in r and r["algo"] == "fast"]
-on, off = recs(sys.argv[1]), recs(sys.argv[2])
-print("# messages coalesced", [r["messages"] for r in on], "apart", [r["messages"] for r in off])
-ok = on and len(on) == len(off)
-ok = ok and all(a["bytes_sent"] == b["bytes_sent"] and a["messages"] <= b["messages"] for a, b in zip(on, off))
-ok = ok and sum(a["messages"] for a in on) < sum(b["messages"] for b in off)
-sys.exit(0 if ok else 1)
-PYEOF
-ok $? "fast.coalesce_below: grouped, the same bytes in fewer messages"
 "$PY" "$top_srcdir/scripts/skewshim-report" "$TESTDIR/log.jsonl" > "$TESTDIR/report.txt" 2>&1
 ok $? "skewshim-report reads the log"
 grep -q sabre "$TESTDIR/report.txt"; ok $? "report names the algorithm"

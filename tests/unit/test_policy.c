@@ -32,10 +32,7 @@ static int params_equal(const skewshim_params *a, const skewshim_params *b)
            a->tuna_hier_variant == b->tuna_hier_variant &&
            a->sabre_alpha == b->sabre_alpha &&
            a->sabre_mtm_threshold == b->sabre_mtm_threshold &&
-           a->sabre_coalesce_below == b->sabre_coalesce_below &&
-           a->fast_pipeline == b->fast_pipeline &&
-           a->fast_coalesce_below == b->fast_coalesce_below &&
-           a->max_temp_bytes == b->max_temp_bytes &&
+           a->fast_pipeline == b->fast_pipeline && a->max_temp_bytes == b->max_temp_bytes &&
            a->model_intra_bw == b->model_intra_bw && a->model_inter_bw == b->model_inter_bw &&
            a->model_latency == b->model_latency && a->model_overhead == b->model_overhead &&
            a->model_plan_entry == b->model_plan_entry;
@@ -67,7 +64,7 @@ static void test_defaults(void)
     TAP_OK(d.scattered_block_count == 32 && d.tuna_radix == 0 && d.tuna_hier_radix == 0 &&
                d.tuna_hier_block_count == 8 && d.tuna_hier_variant == SKEWSHIM_TUNA_COALESCED &&
                d.sabre_alpha == 1.05 && d.sabre_mtm_threshold == 2.2 && d.fast_pipeline == 1 &&
-               d.sabre_coalesce_below == 4096 && d.fast_coalesce_below == 4096 && d.max_temp_bytes == 1073741824ull && d.model_intra_bw == 150e9 &&
+               d.max_temp_bytes == 1073741824ull && d.model_intra_bw == 150e9 &&
                d.model_inter_bw == 25e9 && d.model_latency == 5e-6,
            "params_default has the documented values");
     skewshim_policy p;
@@ -177,8 +174,8 @@ static const char every_key[] =
     "    scattered: {block_count: 2}\n"
     "    tuna: {radix: 3}\n"
     "    tuna_hier: {radix: 5, block_count: 7, variant: coalesced}\n"
-    "    sabre: {alpha: 1.2, mtm_threshold: 4, coalesce_below: 0}\n"
-    "    fast: {pipeline: off, coalesce_below: 1 KiB}\n"
+    "    sabre: {alpha: 1.2, mtm_threshold: 4}\n"
+    "    fast: {pipeline: off}\n"
     "    max_temp_bytes: 2KB\n"
     "  - use: scattered\n"                     /* line 34 */
     "tuna:\n"
@@ -190,10 +187,8 @@ static const char every_key[] =
     "sabre:\n"
     "  alpha: 1\n"
     "  mtm_threshold: 3.5\n"
-    "  coalesce_below: 64KiB\n"
     "fast:\n"
-    "  pipeline: false\n"
-    "  coalesce_below: 100\n";
+    "  pipeline: false\n";
 
 static void test_every_key(void)
 {
@@ -218,8 +213,7 @@ static void test_every_key(void)
            "model section (flow style)");
     TAP_OK(g->scattered_block_count == 16 && g->tuna_radix == 4 && g->tuna_hier_radix == 0 &&
                g->tuna_hier_block_count == 3 && g->tuna_hier_variant == SKEWSHIM_TUNA_STAGGERED &&
-               g->sabre_alpha == 1.0 && g->sabre_mtm_threshold == 3.5 && g->fast_pipeline == 0 &&
-               g->sabre_coalesce_below == 65536 && g->fast_coalesce_below == 100,
+               g->sabre_alpha == 1.0 && g->sabre_mtm_threshold == 3.5 && g->fast_pipeline == 0,
            "global algorithm sections, also those after the rules");
     TAP_OK(p.nrules == 2, "two rules");
     if (p.nrules != 2)
@@ -237,12 +231,11 @@ static void test_every_key(void)
     TAP_OK(q->scattered_block_count == 2 && q->tuna_radix == 3 && q->tuna_hier_radix == 5 &&
                q->tuna_hier_block_count == 7 && q->tuna_hier_variant == SKEWSHIM_TUNA_COALESCED &&
                q->sabre_alpha == 1.2 && q->sabre_mtm_threshold == 4 && q->fast_pipeline == 0 &&
-               q->sabre_coalesce_below == 0 && q->fast_coalesce_below == 1024 &&
                q->max_temp_bytes == 2048,
            "rule 0 overrides every parameter section");
     TAP_OK(q->model_intra_bw == 1e11 && q->model_inter_bw == 12.5e9,
            "rule 0 keeps the global model");
-    TAP_OK(r->overrides == 0x7ffu, "rule 0 override bits 0..10 (got 0x%x)", r->overrides);
+    TAP_OK(r->overrides == 0x1ffu, "rule 0 override bits 0..8 (got 0x%x)", r->overrides);
     TAP_OK(params_equal(&p.rules[1].params, g) && p.rules[1].overrides == 0 &&
                !p.rules[1].comm_size.set && p.rules[1].buffers == SKEWSHIM_BUF_ANY,
            "rule 1 has no matchers and the global params");
@@ -359,7 +352,7 @@ static void test_overrides(void)
            "rule 0 gets its own radix and temp cap");
     TAP_OK(r0->sabre_mtm_threshold == 3 && r0->sabre_alpha == 1.05,
            "rule 0 sees a global section written after it");
-    TAP_OK(p.rules[0].overrides == ((1u << 1) | (1u << 10)), "rule 0 override bits (0x%x)",
+    TAP_OK(p.rules[0].overrides == ((1u << 1) | (1u << 8)), "rule 0 override bits (0x%x)",
            p.rules[0].overrides);
     TAP_OK(r1->tuna_radix == 4 && r1->sabre_alpha == 1.5 && r1->sabre_mtm_threshold == 3 &&
                r1->max_temp_bytes == 1u << 30,
