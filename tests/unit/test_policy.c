@@ -111,11 +111,11 @@ static void test_builtin(void)
                    !r[2].avg_block_bytes.set,
                "rule 2: host, >= 64 ranks, blocks 65 B - 1 KiB -> scattered");
         TAP_OK(r[3].use == SKEWSHIM_ALGO_FAST && r[3].buffers == SKEWSHIM_BUF_HOST &&
-                   r[3].comm_size.lo == 64 && r[3].comm_size.hi == 128 && !r[3].mtm.set &&
+                   r[3].comm_size.lo == 64 && r[3].comm_size.hi == 256 && !r[3].mtm.set &&
                    r[3].send_mtm.lo == 0 && r[3].send_mtm.hi == 2 &&
                    r[3].recv_mtm.lo == 2.2 && r[3].recv_mtm.hi < 0 &&
                    r[3].avg_block_bytes.lo == 24 << 10 && !r[3].max_block_bytes.set,
-               "rule 3: host, 64-128 ranks, send mtm <= 2, recv mtm >= 2.2, avg block >= 24 KiB "
+               "rule 3: host, 64-256 ranks, send mtm <= 2, recv mtm >= 2.2, avg block >= 24 KiB "
                "-> fast");
         TAP_OK(r[4].use == SKEWSHIM_ALGO_SCATTERED && r[4].buffers == SKEWSHIM_BUF_HOST &&
                    r[4].comm_size.lo == 64 && r[4].comm_size.hi < 0 && !r[4].mtm.set &&
