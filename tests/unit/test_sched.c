@@ -26,9 +26,9 @@ static void direct(skewshim_sched *s)
     skewshim_sched_finish(s);
 }
 
-/* Rank 0's block for rank 1 goes through rank 2's temp, in two pieces,
- * the second half first (so that finish has nothing to fold). */
-static void forwarded(skewshim_sched *s, int same_stage)
+/* Every block but rank 0's for rank 1 straight to its receiver in stage 0
+ * (finish not called: the caller adds rank 0's block its own way). */
+static void all_but_0_to_1(skewshim_sched *s)
 {
     skewshim_sched_init(s, P, -1);
     for (int i = 0; i < P; i++)
@@ -36,6 +36,24 @@ static void forwarded(skewshim_sched *s, int same_stage)
             if (!(i == 0 && j == 1))
                 skewshim_sched_move(s, 0, i, SKEWSHIM_LOC_SEND, j, 0, j, SKEWSHIM_LOC_RECV, i, 0,
                                     M[i * P + j], 0);
+}
+
+/* Moves of rank 0's block for rank 1 in each hop through rank 2. */
+static void count_hops(const skewshim_sched *s, size_t *hop1, size_t *hop2)
+{
+    *hop1 = *hop2 = 0;
+    for (size_t i = 0; i < s->nmoves; i++) {
+        const skewshim_move *m = &s->moves[i];
+        *hop1 += m->src == 0 && m->dst == 2 && m->dst_loc == SKEWSHIM_LOC_TMP;
+        *hop2 += m->src == 2 && m->dst == 1 && m->src_loc == SKEWSHIM_LOC_TMP;
+    }
+}
+
+/* Rank 0's block for rank 1 goes through rank 2's temp, in two pieces,
+ * the second half first (so that finish has nothing to fold). */
+static void forwarded(skewshim_sched *s, int same_stage)
+{
+    all_but_0_to_1(s);
     skewshim_sched_move(s, 0, 0, SKEWSHIM_LOC_SEND, 1, 0, 2, SKEWSHIM_LOC_TMP, -1, 0, 5, 0);
     skewshim_sched_move(s, same_stage ? 0 : 1, 2, SKEWSHIM_LOC_TMP, -1, 2, 1, SKEWSHIM_LOC_RECV,
                         0, 2, 3, 0);
@@ -50,12 +68,7 @@ static void forwarded(skewshim_sched *s, int same_stage)
  * temp (and so continues its predecessor on one side only). */
 static void pieces(skewshim_sched *s, int break_at)
 {
-    skewshim_sched_init(s, P, -1);
-    for (int i = 0; i < P; i++)
-        for (int j = 0; j < P; j++)
-            if (!(i == 0 && j == 1))
-                skewshim_sched_move(s, 0, i, SKEWSHIM_LOC_SEND, j, 0, j, SKEWSHIM_LOC_RECV, i, 0,
-                                    M[i * P + j], 0);
+    all_but_0_to_1(s);
     static const uint64_t at[] = {0, 1, 3}, len[] = {1, 2, 2};
     for (int k = 0; k < 3; k++) {
         skewshim_sched_move(s, 0, 0, SKEWSHIM_LOC_SEND, 1, at[k], 2, SKEWSHIM_LOC_TMP, -1, at[k],
@@ -161,11 +174,8 @@ int main(void)
     /* finish folds a pair's pieces that continue each other on both sides
      * in one stage; a slice folds them alike. */
     pieces(&s, 0);
-    size_t n_hop1 = 0, n_hop2 = 0;
-    for (size_t i = 0; i < s.nmoves; i++) {
-        n_hop1 += s.moves[i].src == 0 && s.moves[i].dst == 2 && s.moves[i].dst_loc == SKEWSHIM_LOC_TMP;
-        n_hop2 += s.moves[i].src == 2 && s.moves[i].dst == 1 && s.moves[i].src_loc == SKEWSHIM_LOC_TMP;
-    }
+    size_t n_hop1, n_hop2;
+    count_hops(&s, &n_hop1, &n_hop2);
     TAP_OK(n_hop1 == 1 && n_hop2 == 1 && skewshim_sched_verify(&s, M, err, sizeof err) == 0,
            "three continuing pieces a hop fold into one move (%zu, %zu) and verify (%s)", n_hop1,
            n_hop2, err);
@@ -183,11 +193,7 @@ int main(void)
     skewshim_sched_free(&sl);
     skewshim_sched_free(&s);
     pieces(&s, 2);
-    n_hop1 = n_hop2 = 0;
-    for (size_t i = 0; i < s.nmoves; i++) {
-        n_hop1 += s.moves[i].src == 0 && s.moves[i].dst == 2 && s.moves[i].dst_loc == SKEWSHIM_LOC_TMP;
-        n_hop2 += s.moves[i].src == 2 && s.moves[i].dst == 1 && s.moves[i].src_loc == SKEWSHIM_LOC_TMP;
-    }
+    count_hops(&s, &n_hop1, &n_hop2);
     TAP_OK(n_hop1 == 1 && n_hop2 == 2,
            "a piece that continues on the receive side only starts a move of its own (%zu, %zu)",
            n_hop1, n_hop2);
