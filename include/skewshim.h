@@ -43,6 +43,8 @@ typedef struct skewshim_last {
     const char *reason;     /* name of the fallback reason, "" when none */
     unsigned long long rounds, messages, bytes_sent, bytes_forwarded, tmp_bytes;
     int agreed;             /* 1 when the agreement collective ran for the call */
+    int plan_cache_hit;     /* sabre/fast: 1 when the plan came from the cache, 0 when
+                               the call planned; -1 for schedules without a plan cache */
 } skewshim_last;
 SKEWSHIM_API int skewshim_last_call(skewshim_last *out);
 SKEWSHIM_API const char *skewshim_algorithm_name(int id);

@@ -107,6 +107,7 @@ void skewshim_set_last(const skewshim_call *c, skewshim_reason reason)
     last.bytes_forwarded = c->stats.bytes_forwarded;
     last.tmp_bytes = c->tmp_bytes;
     last.agreed = c->ag.valid;
+    last.plan_cache_hit = c->info.cache_hit;
 }
 
 int skewshim_last_call(skewshim_last *out)

@@ -48,6 +48,30 @@ SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" --algos native,scatter
 ok $? "P=4 --vary: every item checked on 3 matrices"
 grep -q "seed=1 vary" "$TESTDIR/out"
 ok $? "P=4 --vary: the header says so"
+# The planned column: how many timed calls planned (missed the plan cache),
+# empty for schedules without one.  Two plan items keep their plans from the
+# verifying call; five evict each other in its four slots (LRU, cyclic), so
+# every timed call plans; --vary plans every call.
+planned() {   # CSV, algo label -> that row's planned field (the last one;
+              # a MoE workload's label is quoted and holds commas)
+    awk -F, -v a="$2" 'NR == 1 { if ($NF != "planned") print "no planned column"; next }
+                       index($0, "," a ",") { print $NF }' "$1"
+}
+SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" --algos native,sabre,fast \
+    --workload zipf --sizes 1k --iters 1 --warmup 0 --ranks-per-node 2 --csv "$TESTDIR/p2.csv"
+[ "$(planned "$TESTDIR/p2.csv" native)" = "" ] && [ "$(planned "$TESTDIR/p2.csv" sabre)" = 0 ] &&
+    [ "$(planned "$TESTDIR/p2.csv" fast)" = 0 ]
+ok $? "P=4, two plan items: the timed calls hit the plan cache (planned 0; native: none)"
+SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" \
+    --algos sabre,sabre:mtm_threshold=1,sabre:mtm_threshold=1000,fast,fast:pipeline=false \
+    --workload zipf --sizes 1k --iters 1 --warmup 0 --ranks-per-node 2 --csv "$TESTDIR/p5.csv"
+[ "$(planned "$TESTDIR/p5.csv" sabre)" = 1 ] && [ "$(planned "$TESTDIR/p5.csv" 'fast(pipeline=false)')" = 1 ] &&
+    grep -q " sabre .* planned 1/1" "$TESTDIR/out"
+ok $? "P=4, five plan items: each timed call planned, in the CSV and the table"
+SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" --algos sabre --workload moe --sizes 1k \
+    --iters 2 --warmup 0 --ranks-per-node 2 --vary --csv "$TESTDIR/pv.csv"
+[ "$(planned "$TESTDIR/pv.csv" sabre)" = 2 ]
+ok $? "P=4 --vary: both timed calls planned"
 SKEWSHIM_BENCH_TEST_FLIP=timed SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" \
     --algos scattered --workload moe --sizes 1k --iters 1 --warmup 0 --vary > /dev/null 2>&1
 rc=$?

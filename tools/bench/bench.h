@@ -32,6 +32,8 @@ typedef struct item {
     int fallbacks;          /* timed calls that went to PMPI_Alltoallv */
     char reason[64];        /* the last fallback reason */
     char ran[32];           /* the algorithm that ran last */
+    int planned;            /* timed calls that planned (a plan-cache miss); -1: none
+                               of them used a plan cache */
 } item;
 
 typedef struct opts {
@@ -143,7 +145,7 @@ void skewshim_bench_check_result(const opts *o, const item *it, layout *L, const
 /* ---- run.c ---- */
 
 /* Records in it what the shim says ran last, and a fallback. */
-void skewshim_bench_note_last(item *it);
+int skewshim_bench_note_last(item *it);   /* the call's plan_cache_hit */
 /* One point: build buffers, check every item, time them all, report. */
 void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col,
                               const char *wl, uint64_t S, int q, FILE *csv,

@@ -110,9 +110,12 @@ void skewshim_bench_report(const opts *o, const double *tmax, const char *wl, ui
         else
             snprintf(xlb, sizeof xlb, "-");
         status_of(o, x, status, sizeof status);
-        printf("%-18s %9llu  %-*s %11.2f %11.2f %11.2f %7s %6s  %s\n", wl,
+        char planned[32] = "";
+        if (x->planned > 0)
+            snprintf(planned, sizeof planned, " planned %d/%d", x->planned, o->iters);
+        printf("%-18s %9llu  %-*s %11.2f %11.2f %11.2f %7s %6s  %s%s\n", wl,
                (unsigned long long)S, g_label_width, x->label, st[i].median, st[i].min,
-               st[i].max, ratio, xlb, status);
+               st[i].max, ratio, xlb, status, planned);
         if (csv) {
             char num[64];
             csv_field(csv, wl, 0);
@@ -128,7 +131,9 @@ void skewshim_bench_report(const opts *o, const double *tmax, const char *wl, ui
             csv_field(csv, status, 0);
             snprintf(num, sizeof num, "%.3f", lb_us);
             csv_field(csv, lb_us > 0 ? num : "", 0);
-            csv_field(csv, lb_us > 0 ? xlb : "", 1);
+            csv_field(csv, lb_us > 0 ? xlb : "", 0);
+            snprintf(num, sizeof num, "%d", x->planned);
+            csv_field(csv, x->planned >= 0 ? num : "", 1);
         }
     }
     fflush(stdout);
@@ -191,6 +196,6 @@ void skewshim_bench_print_header(const opts *o, int q, int argc, char **argv, FI
            g_label_width, "algo", "median_us", "min_us", "max_us", "ratio", "x_lb", "status");
     if (csv)
         fprintf(csv, "workload,P,ranks_per_node,type,S_bytes,algo,median_us,min_us,"
-                     "max_us,ratio,status,t_lb_us,x_lb\n");
+                     "max_us,ratio,status,t_lb_us,x_lb,planned\n");
     fflush(stdout);
 }
