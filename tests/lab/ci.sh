@@ -19,7 +19,9 @@
 #        issue's work).
 #   3. the lab's charge for the shim's own copies (src/labcharge.c) is
 #      there: bruck2 at P = 64, S = 16 KiB costs 150-350 us more with it
-#      than with --charge off, native the same.
+#      than with --charge off, native the same;
+#   4. the driver keeps what finished: results.csv after every run, and the
+#      whole points of a run that was killed.
 # Runs in an SMPI build (configure MPICC=smpicc); prints TAP.
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -48,8 +50,9 @@ run() {   # run NAME ARGS...: one lab run into $OUT/NAME
 # field FILE P S ALGO COLUMN: one column of the row (mpich selector)
 field() {
     awk -F, -v P="$2" -v S="$3" -v A="$4" -v C="$5" '
+        { sub(/\r$/, "") }
         NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-        $col["selector"] == "mpich" && $col["P"] == P && $col["S_bytes"] == S && $col["algo"] == A { print $col[C]; exit }' "$1"
+        $col["selector"] == "mpich" && $col["P"] == P && $col["S_bytes"] == S && $col["algo"] == A { print (C in col ? $col[C] : ""); exit }' "$1"
 }
 
 # every item of P at S ran itself (ok) and was verified (a row exists: the
@@ -125,5 +128,35 @@ b_off=$(field "$foff" 64 16384 bruck2 median_us)
 rise=$(awk -v a="$b_on" -v b="$b_off" 'BEGIN { if (a == "" || b == "") print ""; else printf "%.1f", a - b }')
 awk -v r="$rise" -v lo="$RISE_LO" -v hi="$RISE_HI" 'BEGIN { exit !(r != "" && r + 0 >= lo && r + 0 <= hi) }'
 ok $? "P=64, S=16k: the charge adds ${rise:-?} us to bruck2 ($RISE_LO..$RISE_HI; $RISE_TODAY today)"
+# 4. The driver keeps what finished.  It runs P = 16, then P = 64 at 16 B
+# and 16 KiB.  Once P = 16 is done, results.csv must hold it while P = 64
+# runs; once P = 64 has written its 16 B point, its simulation is killed:
+# that point must stay, marked with the run's rc, and 16 KiB must not.
+K="$OUT/keep"
+/usr/bin/python3 "$LAB" ci-verify --build "$top_builddir" --out "$K" --no-plot --mode det \
+    --ranks 16,64 --sizes 16,16k --algos native,bruck2,padded_bruck,tuna_hier --iters 1 \
+    --warmup 0 > "$K.log" 2>&1 &
+drv=$!
+poll() {   # poll SECONDS COMMAND...: until COMMAND holds, every 0.1 s
+    t=$(( $1 * 10 )); shift
+    while [ $t -gt 0 ]; do "$@" && return 0; sleep 0.1; t=$((t - 1)); done
+    return 1
+}
+rows_at_least() { [ -f "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ]; }
+p16_saved() { [ -f "$K/results.csv" ] && [ "$(field "$K/results.csv" 16 16 tuna_hier status)" = ok ]; }
+poll 300 p16_saved
+st=$(field "$K/results.csv" 16 16 tuna_hier status)
+s64=$(field "$K/results.csv" 64 16 native status)
+[ "$st" = ok ] && [ -z "$s64" ]
+ok $? "the driver writes results.csv after every run (P=16: ${st:-missing}, P=64 not yet: ${s64:-absent})"
+c64=$(sed -n 's/^# smpirun -np 64 .* --csv \([^ ]*\).*/\1/p' "$K.log")
+poll 300 rows_at_least "$c64" 5
+pkill -KILL -f "csv $c64"
+wait $drv
+rc=$?
+r16=$(field "$K/results.csv" 64 16 tuna_hier rc)
+r16k=$(field "$K/results.csv" 64 16384 native rc)
+[ $rc -eq 0 ] && [ -n "$r16" ] && [ "$r16" != 0 ] && [ -z "$r16k" ]
+ok $? "a killed run keeps the points it finished (P=64: 16 B rc=${r16:-missing}, 16 KiB ${r16k:-absent})"
 echo "# lab CI subset: $(( $(date +%s) - t0 )) s"
 finish
