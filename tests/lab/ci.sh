@@ -151,7 +151,7 @@ s64=$(field "$K/results.csv" 64 16 native status)
 ok $? "the driver writes results.csv after every run (P=16: ${st:-missing}, P=64 not yet: ${s64:-absent})"
 c64=$(sed -n 's/^# smpirun -np 64 .* --csv \([^ ]*\).*/\1/p' "$K.log")
 poll 300 rows_at_least "$c64" 5
-pkill -KILL -f "csv $c64"
+[ -n "$c64" ] && pkill -KILL -f "csv $c64"   # empty: would match any CSV run
 wait $drv
 rc=$?
 r16=$(field "$K/results.csv" 64 16 tuna_hier rc)
