@@ -25,15 +25,16 @@ ok() {   # ok COND_STATUS DESCRIPTION
 skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n - # SKIP $1"; }
 done_testing() { echo "1..$tap_n"; exit 0; }
 
-# The preload list: with an AddressSanitizer build, the ASan runtime must
-# come first.
+# preload [LIB...]: the preload list, each LIB (a probe that must wrap
+# what the shim calls) before the shim. With an AddressSanitizer build,
+# the ASan runtime must come first.
 preload() {
+    list=
+    for extra in "$@"; do list="$list$extra:"; done
     if [ -n "$ASAN_CFLAGS" ]; then
-        asan=$(${CC:-gcc} -print-file-name=libasan.so)
-        echo "$asan:$LIB"
-    else
-        echo "$LIB"
+        list="$(${CC:-gcc} -print-file-name=libasan.so):$list"
     fi
+    echo "$list$LIB"
 }
 
 # mpirun N CMD...: launch with the configured MPI; output in $TESTDIR/out.

@@ -47,7 +47,7 @@ line=$(run "$PROBE" MPIR_CVAR_ALLTOALL_THROTTLE=4)
 ok $? "with MPIR_CVAR_ALLTOALL_THROTTLE=4 the probe sees 8 ($line)"
 printf 'version: 1\nlog: {level: off}\ndefault: scattered\n' > "$TESTDIR/s32.yaml"
 printf 'version: 1\nlog: {level: off}\ndefault: scattered\nscattered: {block_count: 4}\n' > "$TESTDIR/s4.yaml"
-if [ -n "$ASAN_CFLAGS" ]; then shim="$(${CC:-gcc} -print-file-name=libasan.so):$PROBE:$LIB"; else shim="$PROBE:$LIB"; fi
+shim=$(preload "$PROBE")
 cuda=0
 grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null && cuda=1
 # expect LINE HOST-ONLY CUDA-LO CUDA-HI: in_flight exactly HOST-ONLY on every
