@@ -64,6 +64,7 @@ typedef struct skewshim_call {
     /* agreed and chosen */
     skewshim_agreed ag;
     int matrix_ready;             /* the size matrix of this call is gathered */
+    int matrix_repeat;            /* ... or is the plan cache's current one (core/global.c) */
     /* Set by the pay-back guard: the most a plan-cache miss may cost in
      * planning (the predicted gain of the schedule once the matrix is
      * gathered); unguarded calls plan whatever it costs. */

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include "call.h"
 #include "policy/reuse.h"
 #include "schedule/plan_cache.h"
 #include "topology/topo.h"
@@ -50,6 +51,16 @@ typedef struct skewshim_comm {
     /* The latest agreed matrices' plan hashes, kept apart from the cache
      * so that the predicted miss is rank-invariant (plan_cache.h). */
     skewshim_plan_seen plan_seen;
+    /* The repeat check (core/global.c): whether the next matrix call runs
+     * it (agreed, so never from the key: a tool thread may change a
+     * parameter on one rank first), and the agreed figures of each cache entry's matrix with
+     * the topology they were taken on, which a check that stands for the
+     * agreement gives its call. */
+    int repeat_armed;
+    uint64_t repeat_last;   /* hash of the last planned matrix, without the key */
+    int repeat_last_valid;
+    skewshim_agreed slot_ag[SKEWSHIM_PLAN_CACHE_SLOTS];
+    int slot_topo_q[SKEWSHIM_PLAN_CACHE_SLOTS];
     void *device;           /* owned by the device executors */
     struct skewshim_comm *next, *prev; /* list of live states, for finalize */
 } skewshim_comm;

@@ -61,8 +61,8 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
     skewshim_agree_local_tail(c, mine + P + 1);
     double t0 = PMPI_Wtime();
     int rc = skewshim_allgather_rows(mine, pc->gathered, row, c->rank, P, c->cs->pcomm);
-    pc->meta_time = PMPI_Wtime() - t0;
-    pc->meta_bytes = row * sizeof(uint64_t);
+    pc->meta_time += PMPI_Wtime() - t0;
+    pc->meta_bytes += row * sizeof(uint64_t);
     free(mine);
     if (rc != MPI_SUCCESS)
         return -1;
@@ -73,9 +73,94 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
     return 0;
 }
 
+/* The repeat check.  A job that repeats its exchange hands every call the
+ * matrix of the one before, and gathering it again costs each rank P^2
+ * words received and a digest and compare of them all (at P = 512 in the
+ * lab, 315 us of charged CPU a call besides the allgather).  Instead each
+ * rank compares its own row and column with the matrix of a cached plan
+ * (the latest under the call's key; without a key, the current one), in
+ * O(P), and one allreduce of a few words tells every rank whether all of
+ * them matched.  Every row equal is the whole matrix equal, entry for
+ * entry: the hit rests on no digest.  The hashes only show that every rank
+ * holds the same entry, which differs only after an allocation failed on
+ * one rank or a tool thread changed a parameter on one rank first.  The
+ * check runs when it is armed, from agreed facts alone (the last planned
+ * call's matrix was the one before it too, or its check hit), so every
+ * rank runs it or none, and a job whose matrix changes every call (MoE
+ * routing) does not pay it after the first change; a miss disarms it.
+ * Without a key (the check stands for the agreement, before the algorithm
+ * is chosen) a hit also gives the call its agreed figures: those taken
+ * when the entry was made, with this call's reason and buffer location.
+ * Returns 1 on a hit, 0 on a miss, -1 on error; *found is the entry. */
+enum { R_HASH, R_NHASH, R_MISS, R_REASON, R_DEVICE, R_HOST, R_COUNT };
+
+static int repeat_check(skewshim_call *c, skewshim_plan_cache *pc, const skewshim_plan_key *k,
+                        skewshim_plan_entry **found)
+{
+    skewshim_comm *cs = c->cs;
+    skewshim_plan_entry *e = pc->cur;
+    int P = c->size, me = c->rank;
+    /* With a key, its latest plan: a job may alternate schedules on one
+     * matrix (the bench does, item by item). */
+    if (k) {
+        e = NULL;
+        for (int i = 0; i < SKEWSHIM_PLAN_CACHE_SLOTS; i++) {
+            skewshim_plan_entry *x = &pc->slot[i];
+            if (x->used && !memcmp(&x->key, k, sizeof *k) && (!e || x->last_use > e->last_use))
+                e = x;
+        }
+    }
+    *found = e;
+    int slot = e ? (int)(e - pc->slot) : 0;
+    int miss = !e || !e->used || e->n != (size_t)P * P;
+    if (!miss && !k)
+        miss = !cs->slot_ag[slot].valid || cs->slot_topo_q[slot] != cs->topo_q;
+    if (!miss) {
+        const uint64_t *m = e->matrix;
+        miss = memcmp(m + (size_t)me * P, c->sbytes, (size_t)P * sizeof *m) != 0;
+        for (int i = 0; !miss && i < P; i++)
+            miss = m[(size_t)i * P + (size_t)me] != c->rbytes[i];
+    }
+    uint64_t in[R_COUNT], out[R_COUNT];
+    in[R_HASH] = e ? e->hash : 0;
+    in[R_NHASH] = ~in[R_HASH];
+    in[R_MISS] = (uint64_t)miss;
+    in[R_REASON] = (uint64_t)c->local_reason;
+    in[R_DEVICE] = c->buffers == SKEWSHIM_BUF_DEVICE;
+    in[R_HOST] = c->buffers == SKEWSHIM_BUF_HOST;
+    skewshim_lab_plan(0, 2 * (uint64_t)P, 0);   /* a row and a column compared */
+    double t0 = PMPI_Wtime();
+    int rc = PMPI_Allreduce(in, out, R_COUNT, MPI_UINT64_T, MPI_MAX, cs->pcomm);
+    pc->meta_time += PMPI_Wtime() - t0;
+    pc->meta_bytes += sizeof in;
+    if (rc != MPI_SUCCESS)
+        return -1;
+    int hit = !out[R_MISS] && out[R_HASH] == ~out[R_NHASH];
+    cs->repeat_armed = hit;
+    if (hit && !k) {
+        c->ag = cs->slot_ag[slot];
+        c->ag.any_unsupported = out[R_REASON];
+        c->ag.any_device = out[R_DEVICE];
+        c->ag.any_host = out[R_HOST];
+    }
+    return hit;
+}
+
 int skewshim_global_exchange(skewshim_call *c)
 {
     skewshim_plan_cache *pc = cache_of(c->cs);
+    if (pc)
+        pc->meta_bytes = 0, pc->meta_time = 0;   /* a check and a gather add up */
+    if (pc && c->cs->repeat_armed) {
+        skewshim_plan_entry *e;
+        int hit = repeat_check(c, pc, NULL, &e);
+        if (hit < 0)
+            return MPI_ERR_OTHER;
+        if (hit) {
+            c->matrix_ready = c->matrix_repeat = 1;
+            return MPI_SUCCESS;
+        }
+    }
     int g = pc ? gather_matrix(c, pc) : -2;
     if (g == -2)
         return MPI_ERR_NO_MEM;
@@ -172,26 +257,33 @@ static uint64_t *take_matrix(skewshim_plan_cache *pc, int P, size_t row)
     return m;
 }
 
-/* Gathers the matrix and plans (or finds the cached plan); the largest temp
- * of any rank is the same number everywhere, so the memory cap is decided
+/* The call runs entry e's plan. */
+static uint64_t use(skewshim_call *c, skewshim_plan_cache *pc, skewshim_plan_entry *e)
+{
+    pc->cur = e;
+    c->plan = &e->slice;
+    c->plan_tmp = e->slice.tmp_bytes ? e->slice.tmp_bytes[0] : 0;
+    report(c, pc);
+    return e->max_tmp;
+}
+
+/* Gathers the matrix (or finds by the repeat check that it is a cached
+ * plan's) and plans (or finds the cached plan); the largest temp of any
+ * rank is the same number everywhere, so the memory cap is decided
  * identically.  UINT64_MAX reports a failure (every rank fails alike: same
  * matrix, same planner), which the pipeline turns into a fallback. */
 uint64_t skewshim_global_plan(skewshim_call *c)
 {
-    skewshim_plan_cache *pc = cache_of(c->cs);
+    skewshim_comm *cs = c->cs;
+    skewshim_plan_cache *pc = cache_of(cs);
     if (!pc)
         return SKEWSHIM_TEMP_NOMEM;
-    /* Gathered already when the exchange was the call's agreement (a
-     * mismatch then reached every rank as an agreed reason). */
-    int g = c->matrix_ready ? 0 : gather_matrix(c, pc);
-    if (g)
-        return g > 0 ? SKEWSHIM_TEMP_INVALID : g == -2 ? SKEWSHIM_TEMP_NOMEM : UINT64_MAX;
     skewshim_plan_key k;
     memset(&k, 0, sizeof k);
     k.algo = c->algo;
     k.nranks = c->size;
-    k.ranks_per_node = c->cs->topo_q;
-    k.nnodes = c->cs->topo.nnodes;
+    k.ranks_per_node = cs->topo_q;
+    k.nnodes = cs->topo.nnodes;
     k.nics = skewshim_g.policy.nics_per_node;
     if (c->algo == SKEWSHIM_ALGO_SABRE) {
         k.alpha = c->params->sabre_alpha;
@@ -201,20 +293,69 @@ uint64_t skewshim_global_plan(skewshim_call *c)
     }
     int P = c->size;
     size_t n = (size_t)P * P, row = (size_t)P + ROW_EXTRA;
+    /* This call's matrix is a cached entry's: checked now (the latest under
+     * this key), or by the check that stood for the agreement (the current
+     * entry). */
+    int repeat = c->matrix_repeat;
+    skewshim_plan_entry *e = pc->cur;
+    if (!c->matrix_ready)
+        pc->meta_bytes = 0, pc->meta_time = 0;
+    if (!c->matrix_ready && cs->repeat_armed && (repeat = repeat_check(c, pc, &k, &e)) < 0)
+        return UINT64_MAX;
+    if (repeat && !memcmp(&e->key, &k, sizeof k)) {
+        skewshim_plan_seen_note(&cs->plan_seen, e->hash);
+        e->last_use = ++pc->clock;
+        pc->cur_hit = 1;
+        cs->repeat_armed = 1;
+        return use(c, pc, e);
+    }
+    /* Gathered already when the exchange was the call's agreement (a
+     * mismatch then reached every rank as an agreed reason); the current
+     * entry's under another key. */
+    const uint64_t *rows;
+    size_t stride;
+    if (repeat) {
+        rows = e->matrix;
+        stride = (size_t)P;
+        skewshim_digest_columns(rows, P, stride, pc->digest);
+    } else {
+        int g = c->matrix_ready ? 0 : gather_matrix(c, pc);
+        if (g)
+            return g > 0 ? SKEWSHIM_TEMP_INVALID : g == -2 ? SKEWSHIM_TEMP_NOMEM : UINT64_MAX;
+        rows = pc->gathered;   /* allocated by the gather after a miss took the last */
+        stride = row;
+    }
     uint64_t h = skewshim_plan_hash(pc->digest, P, &k);
+    /* Armed for the next call when this planned matrix was the last one's
+     * too, or came from the check: from the matrix alone, which every rank
+     * has gathered alike, never from the key. */
+    skewshim_plan_key none;
+    memset(&none, 0, sizeof none);
+    uint64_t mh = skewshim_plan_hash(pc->digest, P, &none);
+    int again = repeat || (cs->repeat_last == mh && cs->repeat_last_valid);
+    cs->repeat_last = mh;
+    cs->repeat_last_valid = 1;
     /* A matrix not seen lately is planned only while the schedule's gain
      * still covers it (the exchange is paid by now); seen again, it is
      * planned whatever it costs, as a job that repeats it will hit.  Noted
      * alike on every rank, before the lookup, which is this rank's own. */
-    int seen = skewshim_plan_seen_note(&c->cs->plan_seen, h);
+    int seen = skewshim_plan_seen_note(&cs->plan_seen, h);
+    cs->repeat_armed = again;
     if (!seen && c->plan_guarded && c->plan_cost >= c->plan_budget)
         return SKEWSHIM_TEMP_NOT_PAID;
     skewshim_lab_plan(0, n, 0);    /* the gathered matrix: digested and compared */
-    skewshim_plan_entry *e = skewshim_plan_lookup(pc, h, &k, pc->gathered, P, row);
+    e = skewshim_plan_lookup(pc, h, &k, rows, P, stride);
     pc->cur_hit = e != NULL;
     if (!e) {
+        /* The current entry's matrix is copied before a victim is freed,
+         * which may be that entry. */
+        uint64_t *mine = NULL;
+        if (repeat && !(mine = malloc(n * sizeof *mine)))
+            return SKEWSHIM_TEMP_NOMEM;
+        if (mine)
+            memcpy(mine, rows, n * sizeof *mine);
         e = skewshim_plan_victim(pc);
-        e->matrix = take_matrix(pc, P, row);
+        e->matrix = mine ? mine : take_matrix(pc, P, row);
         skewshim_matrix m = {P, e->matrix};
         if (make_plan(c, e, &m)) {
             free(e->matrix);
@@ -230,11 +371,11 @@ uint64_t skewshim_global_plan(skewshim_call *c)
         e->hash = h;
         e->used = 1;
         e->last_use = ++pc->clock;
+        cs->slot_ag[e - pc->slot] = c->ag;
+        cs->slot_topo_q[e - pc->slot] = cs->topo_q;
+    } else if (c->ag.valid && !cs->slot_ag[e - pc->slot].valid) {
+        cs->slot_ag[e - pc->slot] = c->ag;
+        cs->slot_topo_q[e - pc->slot] = cs->topo_q;
     }
-    pc->cur = e;
-    c->plan = &e->slice;
-    c->plan_tmp = e->slice.tmp_bytes ? e->slice.tmp_bytes[0] : 0;
-    report(c, pc);
-    return e->max_tmp;
+    return use(c, pc, e);
 }
-
