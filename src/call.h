@@ -26,6 +26,8 @@ typedef struct skewshim_agreed {
     uint64_t max_irecv, sum_irecv;
     uint64_t any_unsupported;     /* max over ranks of the local reason */
     uint64_t any_device, any_host;
+    uint64_t repeats;             /* agreed calls in a row before with this matrix */
+    int held;                     /* every rank's current plan is for this very matrix */
     skewshim_skew skew;           /* MTMs derived from the above */
 } skewshim_agreed;
 

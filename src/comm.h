@@ -35,6 +35,10 @@ typedef struct skewshim_comm {
      * whole size matrix (SABRE, FAST): the matrix exchange is then the
      * call's agreement, and no allreduce runs before it. */
     int matrix_first;
+    /* ... or some algorithm the policy can choose here gathers it: the
+     * agreement then also says whether every rank holds the call's matrix
+     * in its current plan (core/global.c). */
+    int matrix_possible;
     /* The outcome the last agreed calls settled on, and how many calls may
      * still take it without agreeing (policy/reuse.h). */
     skewshim_reuse reuse;
@@ -53,14 +57,20 @@ typedef struct skewshim_comm {
     skewshim_plan_seen plan_seen;
     /* The repeat check (core/global.c): whether the next matrix call runs
      * it (agreed, so never from the key: a tool thread may change a
-     * parameter on one rank first), and the agreed figures of each cache entry's matrix with
-     * the topology they were taken on, which a check that stands for the
-     * agreement gives its call. */
+     * parameter on one rank first), and the agreed figures of each cache
+     * entry's matrix with the topology they were taken on, which a check
+     * that stands for the agreement gives its call. */
     int repeat_armed;
     uint64_t repeat_last;   /* hash of the last planned matrix, without the key */
     int repeat_last_valid;
     skewshim_agreed slot_ag[SKEWSHIM_PLAN_CACHE_SLOTS];
     int slot_topo_q[SKEWSHIM_PLAN_CACHE_SLOTS];
+    /* The agreed repeat count (core/agree.c): this rank's row and column
+     * of sizes at the last agreed call, and agreed calls in a row since
+     * the matrix last changed. */
+    uint64_t *prev_sr;      /* [2P]: send sizes, then receive sizes */
+    int prev_p;             /* P of prev_sr; 0 when none is kept */
+    uint64_t repeat_run;
     void *device;           /* owned by the device executors */
     struct skewshim_comm *next, *prev; /* list of live states, for finalize */
 } skewshim_comm;

@@ -40,6 +40,7 @@ typedef struct skewshim_record {
     uint64_t messages, bytes_sent, bytes_forwarded;
     /* planner extras, -1 / 0 when not applicable */
     int regime, stages, cache_hit;
+    int64_t repeats;              /* agreed repeat count; -1 where nothing agreed */
     double t_pred, t_lb;
     uint64_t meta_bytes;
     double meta_time;

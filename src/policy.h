@@ -40,6 +40,10 @@ typedef struct skewshim_rule {
      * apart tell hot receivers under balanced senders (MoE routing, where
      * FAST wins) from skew on both sides (Zipf, where it loses). */
     skewshim_range comm_size, max_block_bytes, avg_block_bytes, mtm, send_mtm, recv_mtm;
+    /* Agreed calls in a row before this one that had its size matrix: a
+     * schedule that gathers the matrix pays that once per matrix, and only
+     * a job that repeats it gets the rest of the gain. */
+    skewshim_range repeats;
     int buffers;                  /* SKEWSHIM_BUF_* */
     skewshim_algo_id use;         /* never AUTO */
     skewshim_params params;
@@ -76,6 +80,7 @@ typedef struct skewshim_facts {
     double avg_block_bytes;       /* total bytes / P^2 */
     double mtm;                   /* SABRE's MTM over inter-node volumes */
     double send_mtm, recv_mtm;    /* its two sides; mtm is the larger */
+    double repeats;               /* agreed calls in a row before with this matrix */
     int buffers;                  /* SKEWSHIM_BUF_HOST or _DEVICE */
 } skewshim_facts;
 

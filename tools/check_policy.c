@@ -36,6 +36,7 @@ static void print_rules(const skewshim_policy *p)
         range_text("mtm", &r->mtm, m, sizeof m);
         range_text("send_mtm", &r->send_mtm, m, sizeof m);
         range_text("recv_mtm", &r->recv_mtm, m, sizeof m);
+        range_text("repeats", &r->repeats, m, sizeof m);
         printf("  rules[%d] (line %d): buffers=%s%s -> %s\n", i, r->line,
                buf[r->buffers >= 0 && r->buffers <= 2 ? r->buffers : 0], m,
                skewshim_algo_name(r->use));

@@ -6,13 +6,16 @@
 #include "config.h"
 #endif
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "comm.h"
 #include "core/internal.h"
+#include "labcharge.h"
 
 enum {
     F_MAX_BLOCK, F_MAX_SEND, F_MAX_RECV, F_MAX_ISEND, F_MAX_IRECV, F_REASON, F_DEVICE, F_HOST,
+    F_CHANGED, F_UNHELD, F_HASH, F_NHASH,
     F_NMAX,
     F_SUM_SEND = F_NMAX, F_SUM_RECV, F_SUM_ISEND, F_SUM_IRECV,
     F_COUNT
@@ -93,26 +96,72 @@ static void fill(skewshim_call *c, const uint64_t *out)
     k->mtm_inter = k->send_mtm_inter > k->recv_mtm_inter ? k->send_mtm_inter : k->recv_mtm_inter;
 }
 
+/* A job that repeats its exchange is told so by the exchange that agrees
+ * (this allreduce, the matrix gather or the repeat check): each rank says
+ * whether its own row of send sizes or column of receive sizes differs
+ * from the ones it had at the communicator's last agreed call, and no rank
+ * saying so is the whole matrix unchanged.  O(P) a rank, no extra message.
+ * Keeps this call's row and column for the next.  A rank that cannot keep
+ * them reports a change, which only keeps a rule from counting on a
+ * repeat. */
+uint64_t skewshim_repeat_local(const skewshim_call *c)
+{
+    skewshim_comm *cs = c->cs;
+    size_t P = (size_t)c->size, bytes = P * sizeof(uint64_t);
+    skewshim_lab_plan(0, 2 * (uint64_t)P, 0);
+    if (cs->prev_p == c->size && !memcmp(cs->prev_sr, c->sbytes, bytes) &&
+        !memcmp(cs->prev_sr + P, c->rbytes, bytes))
+        return 0;
+    if (cs->prev_p != c->size) {
+        free(cs->prev_sr);
+        cs->prev_sr = malloc(2 * bytes);
+        cs->prev_p = cs->prev_sr ? c->size : 0;
+        if (!cs->prev_sr)
+            return 1;
+    }
+    memcpy(cs->prev_sr, c->sbytes, bytes);
+    memcpy(cs->prev_sr + P, c->rbytes, bytes);
+    return 1;
+}
+
+void skewshim_repeat_agreed(skewshim_call *c, uint64_t any_changed)
+{
+    skewshim_comm *cs = c->cs;
+    cs->repeat_run = any_changed ? 0 : cs->repeat_run + 1;
+    c->ag.repeats = cs->repeat_run;
+}
+
 int skewshim_agree(skewshim_call *c)
 {
     uint64_t in[F_COUNT], out[F_COUNT];
     skewshim_local_facts(c, in, F_COUNT);
+    in[F_CHANGED] = skewshim_repeat_local(c);
+    in[F_UNHELD] = 1;
+    if (c->cs->matrix_possible)
+        skewshim_global_held(c, &in[F_UNHELD], &in[F_HASH]);
+    in[F_NHASH] = ~in[F_HASH];
     int rc = PMPI_Allreduce(in, out, F_COUNT, MPI_UINT64_T, skewshim_g.agree_op, c->cs->pcomm);
     if (rc != MPI_SUCCESS)
         return rc;
     fill(c, out);
+    skewshim_repeat_agreed(c, out[F_CHANGED]);
+    /* The repeat check folded into the agreement (core/global.c): every
+     * row equal to the rows of one and the same plan's matrix. */
+    c->ag.held = !out[F_UNHELD] && out[F_HASH] == ~out[F_NHASH];
     return MPI_SUCCESS;
 }
 
-void skewshim_agree_local_tail(const skewshim_call *c, uint64_t *tail)
+void skewshim_agree_local_tail(const skewshim_call *c, uint64_t changed, uint64_t *tail)
 {
     tail[0] = (uint64_t)c->local_reason;
     tail[1] = (uint64_t)c->buffers;
+    tail[2] = changed;
 }
 
 /* The same figures from the gathered size matrix: row i is rank i's send
  * sizes, followed by what skewshim_agree_local_tail gave (rows of rowlen
- * words, the tail at P + 1).  A receive total is a column sum: where a
+ * words, the tail at P + 1; its change word is read by the caller, which
+ * knows whether this gather was the call's agreement).  A receive total is a column sum: where a
  * receiver's counts disagree with what is sent to it the caller has seen
  * the mismatch (mismatch != 0), and the call goes to MPI with
  * invalid_args, as the allreduce path's plan would have sent it. */

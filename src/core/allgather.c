@@ -2,7 +2,7 @@
  * rounds over PMPI_Sendrecv on the private communicator: recursive
  * doubling at power-of-two sizes, Bruck's otherwise.
  *
- * Every rank's row is a few KB (P + 3 values of 8 bytes), so the exchange
+ * Every rank's row is a few KB (P + 4 values of 8 bytes), so the exchange
  * is bound by its rounds, not its bytes.  MPI libraries pick their
  * allgather by the total size: MPICH (and SMPI's mpich selector) switch
  * to the ring at 512 KB in all, which is P = 256 here, and the ring's

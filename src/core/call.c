@@ -337,7 +337,10 @@ static int pays_back(skewshim_call *c, const skewshim_params *p)
     skewshim_predict_out o;
     if (skewshim_predict(&in, &o) != 0)
         return 1;
-    double meta = c->matrix_ready ? 0.0 : o.t_meta;
+    /* A repeated matrix is gathered once and then checked (global.c):
+     * the exchange is paid by the calls that repeat it, or was already
+     * paid when the agreement found the current plan's matrix. */
+    double meta = c->matrix_ready || c->ag.held || c->ag.repeats ? 0.0 : o.t_meta;
     c->plan_guarded = 1;
     c->plan_budget = o.t_native - o.t_sched;
     c->plan_cost = o.t_plan;
@@ -522,6 +525,7 @@ static void log_call(skewshim_call *c, skewshim_reason reason, double t)
     r.regime = c->info.regime;
     r.stages = c->info.stages;
     r.cache_hit = c->info.cache_hit;
+    r.repeats = c->ag.valid ? (int64_t)c->ag.repeats : -1;
     r.t_pred = c->info.t_pred;
     r.t_lb = c->info.t_lb;
     r.meta_bytes = c->info.meta_bytes;
@@ -797,6 +801,7 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
             .mtm = ag->valid ? ag->skew.mtm_inter : 1.0,
             .send_mtm = ag->valid ? ag->skew.send_mtm_inter : 1.0,
             .recv_mtm = ag->valid ? ag->skew.recv_mtm_inter : 1.0,
+            .repeats = ag->valid ? (double)ag->repeats : 0.0,
             .buffers = ag->valid ? (ag->any_device ? SKEWSHIM_BUF_DEVICE : SKEWSHIM_BUF_HOST)
                                  : c->buffers,
         };
@@ -821,11 +826,16 @@ static skewshim_reason judge(skewshim_call *c, const skewshim_algo *a, const rou
     skewshim_reason reason = check_algorithm(c, a);
     /* A rule that matched on agreed facts (block sizes, skew) and would
      * gather the matrix must pay it back; a forced algorithm, the default
-     * and a rule on the communicator alone are the user's explicit word.
+     * and a rule on the communicator alone are the user's explicit word,
+     * and so is a rule that asks for a repeated matrix: the exchange is
+     * paid once for the calls that repeat it, and the rule stands on
+     * measurements of those (the model's direct exchange knows nothing of
+     * the MPI library's throttle, which decides the large skewed case).
      * Decided before the plan, which is where the exchange would run. */
-    if (reason == SKEWSHIM_REASON_NONE && r->forced < 0 && c->rule >= 0 &&
-        skewshim_rule_uses_facts(&skewshim_g.policy.rules[c->rule]) && gathers_matrix(c->algo) &&
-        c->ag.valid && !pays_back(c, c->params))
+    const skewshim_rule *rule = c->rule >= 0 ? &skewshim_g.policy.rules[c->rule] : NULL;
+    if (reason == SKEWSHIM_REASON_NONE && r->forced < 0 && rule &&
+        skewshim_rule_uses_facts(rule) && !(rule->repeats.set && rule->repeats.lo >= 1) &&
+        gathers_matrix(c->algo) && c->ag.valid && !pays_back(c, c->params))
         reason = SKEWSHIM_REASON_NOT_PAID_BACK;
     if (reason == SKEWSHIM_REASON_NONE)
         reason = plan_algorithm(c, a);

@@ -49,6 +49,7 @@ static void destroy(skewshim_comm *cs)
     free(cs->shm_keys);
     free(cs->world_of);
     free(cs->scratch);
+    free(cs->prev_sr);
     free(cs->tmp);
     free(cs->pack);
     free(cs->stage);
@@ -159,6 +160,7 @@ static void fix_choice(skewshim_comm *cs)
     unsigned cand = skewshim_policy_candidates(&skewshim_g.policy, cs->size, cs->device_possible);
     unsigned mat = 1u << SKEWSHIM_ALGO_SABRE | 1u << SKEWSHIM_ALGO_FAST;
     cs->matrix_first = (cand & mat) && !(cand & ~(mat | 1u << SKEWSHIM_ALGO_NATIVE));
+    cs->matrix_possible = (cand & mat) != 0;
     int rule;
     if (skewshim_policy_fixed_choice(&skewshim_g.policy, cs->size, cs->device_possible, &rule) &&
         fixed_is_safe(rule)) {

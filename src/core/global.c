@@ -28,16 +28,17 @@ static skewshim_plan_cache *cache_of(skewshim_comm *cs)
 }
 
 /* Each rank contributes its row of send sizes, a digest of its receive
- * sizes, and the two local facts the agreement carries (its reason and
- * where its buffers live), so that this one exchange is also the call's
- * agreement when it runs first (skewshim_global_exchange).  A receiver
+ * sizes, and the three local facts the agreement carries (its reason,
+ * where its buffers live, whether its sizes changed), so that this one
+ * exchange is also the call's agreement when it runs first
+ * (skewshim_global_exchange).  A receiver
  * whose counts disagree with what is sent to it (an erroneous program)
  * would make the plan write past its receive blocks; with the digests every
  * rank sees such a mismatch, so all of them hand the call to MPI together,
  * which reports it.  Returns 0, 1 on a mismatch, -1 on error, -2 when this
  * rank could not allocate (and skipped the allgather). */
-#define ROW_EXTRA 3
-static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
+#define ROW_EXTRA 4
+static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc, uint64_t changed)
 {
     int P = c->size;
     size_t row = (size_t)P + ROW_EXTRA;
@@ -58,7 +59,7 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
         return -2;
     memcpy(mine, c->sbytes, (size_t)P * sizeof *mine);
     mine[P] = skewshim_digest_vec(c->rbytes, P);
-    skewshim_agree_local_tail(c, mine + P + 1);
+    skewshim_agree_local_tail(c, changed, mine + P + 1);
     double t0 = PMPI_Wtime();
     int rc = skewshim_allgather_rows(mine, pc->gathered, row, c->rank, P, c->cs->pcomm);
     pc->meta_time += PMPI_Wtime() - t0;
@@ -90,12 +91,16 @@ static int gather_matrix(const skewshim_call *c, skewshim_plan_cache *pc)
  * routing) does not pay it after the first change; a miss disarms it.
  * Without a key (the check stands for the agreement, before the algorithm
  * is chosen) a hit also gives the call its agreed figures: those taken
- * when the entry was made, with this call's reason and buffer location.
- * Returns 1 on a hit, 0 on a miss, -1 on error; *found is the entry. */
-enum { R_HASH, R_NHASH, R_MISS, R_REASON, R_DEVICE, R_HOST, R_COUNT };
+ * when the entry was made, with this call's reason and buffer location,
+ * and its repeat count from changed (skewshim_repeat_local's word).
+ * Where an allreduce agrees anyway, it carries the same compare against
+ * the current plan (skewshim_global_held) and no check runs.
+ * Returns 1 on a hit, 0 on a miss, -1 on error; *found is the entry, and
+ * *any_changed the max of changed over ranks. */
+enum { R_HASH, R_NHASH, R_MISS, R_REASON, R_DEVICE, R_HOST, R_CHANGED, R_COUNT };
 
 static int repeat_check(skewshim_call *c, skewshim_plan_cache *pc, const skewshim_plan_key *k,
-                        skewshim_plan_entry **found)
+                        uint64_t changed, skewshim_plan_entry **found, uint64_t *any_changed)
 {
     skewshim_comm *cs = c->cs;
     skewshim_plan_entry *e = pc->cur;
@@ -128,6 +133,7 @@ static int repeat_check(skewshim_call *c, skewshim_plan_cache *pc, const skewshi
     in[R_REASON] = (uint64_t)c->local_reason;
     in[R_DEVICE] = c->buffers == SKEWSHIM_BUF_DEVICE;
     in[R_HOST] = c->buffers == SKEWSHIM_BUF_HOST;
+    in[R_CHANGED] = changed;
     skewshim_lab_plan(0, 2 * (uint64_t)P, 0);   /* a row and a column compared */
     double t0 = PMPI_Wtime();
     int rc = PMPI_Allreduce(in, out, R_COUNT, MPI_UINT64_T, MPI_MAX, cs->pcomm);
@@ -137,6 +143,7 @@ static int repeat_check(skewshim_call *c, skewshim_plan_cache *pc, const skewshi
         return -1;
     int hit = !out[R_MISS] && out[R_HASH] == ~out[R_NHASH];
     cs->repeat_armed = hit;
+    *any_changed = out[R_CHANGED];
     if (hit && !k) {
         c->ag = cs->slot_ag[slot];
         c->ag.any_unsupported = out[R_REASON];
@@ -146,27 +153,58 @@ static int repeat_check(skewshim_call *c, skewshim_plan_cache *pc, const skewshi
     return hit;
 }
 
+/* The same compare for the agreement allreduce, against the current plan,
+ * so that a call whose allreduce agrees anyway pays no check of its own:
+ * where the rules choose by block sizes and skew, a matrix schedule on a
+ * repeated matrix then costs the one allreduce that scattered would. */
+void skewshim_global_held(const skewshim_call *c, uint64_t *miss, uint64_t *hash)
+{
+    const skewshim_plan_cache *pc = c->cs->plan_cache;
+    const skewshim_plan_entry *e = pc ? pc->cur : NULL;
+    int P = c->size, me = c->rank;
+    *miss = 1;
+    *hash = 0;
+    if (!e || !e->used || e->n != (size_t)P * P)
+        return;
+    const uint64_t *m = e->matrix;
+    skewshim_lab_plan(0, 2 * (uint64_t)P, 0);
+    if (memcmp(m + (size_t)me * P, c->sbytes, (size_t)P * sizeof *m))
+        return;
+    for (int i = 0; i < P; i++)
+        if (m[(size_t)i * P + (size_t)me] != c->rbytes[i])
+            return;
+    *miss = 0;
+    *hash = e->hash;
+}
+
 int skewshim_global_exchange(skewshim_call *c)
 {
     skewshim_plan_cache *pc = cache_of(c->cs);
     if (pc)
         pc->meta_bytes = 0, pc->meta_time = 0;   /* a check and a gather add up */
+    uint64_t changed = skewshim_repeat_local(c), any = 0;
     if (pc && c->cs->repeat_armed) {
         skewshim_plan_entry *e;
-        int hit = repeat_check(c, pc, NULL, &e);
+        int hit = repeat_check(c, pc, NULL, changed, &e, &any);
         if (hit < 0)
             return MPI_ERR_OTHER;
         if (hit) {
             c->matrix_ready = c->matrix_repeat = 1;
+            skewshim_repeat_agreed(c, any);
             return MPI_SUCCESS;
         }
     }
-    int g = pc ? gather_matrix(c, pc) : -2;
+    int g = pc ? gather_matrix(c, pc, changed) : -2;
     if (g == -2)
         return MPI_ERR_NO_MEM;
     if (g < 0)
         return MPI_ERR_OTHER;
-    skewshim_agree_matrix(c, pc->gathered, (size_t)c->size + ROW_EXTRA, g);
+    size_t row = (size_t)c->size + ROW_EXTRA;
+    skewshim_agree_matrix(c, pc->gathered, row, g);
+    any = 0;
+    for (int i = 0; i < c->size; i++)
+        any |= pc->gathered[(size_t)i * row + (size_t)c->size + 3];
+    skewshim_repeat_agreed(c, any);
     c->matrix_ready = 1;
     return MPI_SUCCESS;
 }
@@ -294,13 +332,17 @@ uint64_t skewshim_global_plan(skewshim_call *c)
     int P = c->size;
     size_t n = (size_t)P * P, row = (size_t)P + ROW_EXTRA;
     /* This call's matrix is a cached entry's: checked now (the latest under
-     * this key), or by the check that stood for the agreement (the current
-     * entry). */
+     * this key), or by the check that stood for the agreement, or by the
+     * agreement allreduce (the current entry for both). */
     int repeat = c->matrix_repeat;
     skewshim_plan_entry *e = pc->cur;
     if (!c->matrix_ready)
         pc->meta_bytes = 0, pc->meta_time = 0;
-    if (!c->matrix_ready && cs->repeat_armed && (repeat = repeat_check(c, pc, &k, &e)) < 0)
+    uint64_t unused;
+    if (!c->matrix_ready && c->ag.valid)
+        repeat = c->ag.held;   /* the agreement checked against pc->cur */
+    else if (!c->matrix_ready && cs->repeat_armed &&
+             (repeat = repeat_check(c, pc, &k, 0, &e, &unused)) < 0)
         return UINT64_MAX;
     if (repeat && !memcmp(&e->key, &k, sizeof k)) {
         skewshim_plan_seen_note(&cs->plan_seen, e->hash);
@@ -319,7 +361,7 @@ uint64_t skewshim_global_plan(skewshim_call *c)
         stride = (size_t)P;
         skewshim_digest_columns(rows, P, stride, pc->digest);
     } else {
-        int g = c->matrix_ready ? 0 : gather_matrix(c, pc);
+        int g = c->matrix_ready ? 0 : gather_matrix(c, pc, 0);
         if (g)
             return g > 0 ? SKEWSHIM_TEMP_INVALID : g == -2 ? SKEWSHIM_TEMP_NOMEM : UINT64_MAX;
         rows = pc->gathered;   /* allocated by the gather after a miss took the last */
@@ -336,12 +378,13 @@ uint64_t skewshim_global_plan(skewshim_call *c)
     cs->repeat_last = mh;
     cs->repeat_last_valid = 1;
     /* A matrix not seen lately is planned only while the schedule's gain
-     * still covers it (the exchange is paid by now); seen again, it is
-     * planned whatever it costs, as a job that repeats it will hit.  Noted
-     * alike on every rank, before the lookup, which is this rank's own. */
+     * still covers it (the exchange is paid by now); seen again, or agreed
+     * to repeat, it is planned whatever it costs, as a job that repeats it
+     * will hit.  Noted alike on every rank, before the lookup, which is
+     * this rank's own. */
     int seen = skewshim_plan_seen_note(&cs->plan_seen, h);
     cs->repeat_armed = again;
-    if (!seen && c->plan_guarded && c->plan_cost >= c->plan_budget)
+    if (!seen && !c->ag.repeats && c->plan_guarded && c->plan_cost >= c->plan_budget)
         return SKEWSHIM_TEMP_NOT_PAID;
     skewshim_lab_plan(0, n, 0);    /* the gathered matrix: digested and compared */
     e = skewshim_plan_lookup(pc, h, &k, rows, P, stride);

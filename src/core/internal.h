@@ -53,8 +53,15 @@ int skewshim_agree_setup(void);
 int skewshim_agree(skewshim_call *c);
 void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv);
 /* The agreement from the gathered size matrix instead (global.c gathers,
- * with the two words of skewshim_agree_local_tail after each row's hash). */
-void skewshim_agree_local_tail(const skewshim_call *c, uint64_t *tail);
+ * with the three words of skewshim_agree_local_tail after each row's hash:
+ * reason, buffers, and skewshim_repeat_local's word, changed). */
+void skewshim_agree_local_tail(const skewshim_call *c, uint64_t changed, uint64_t *tail);
+/* This rank's share of the agreed repeat count: 1 when its row or column
+ * of sizes differs from those at the communicator's last agreed call
+ * (which it then keeps), else 0.  Once per agreed call. */
+uint64_t skewshim_repeat_local(const skewshim_call *c);
+/* The agreed count from the max over ranks of that word, into c->ag. */
+void skewshim_repeat_agreed(skewshim_call *c, uint64_t any_changed);
 void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen, int mismatch);
 
 /* allgather.c: every rank's row of row values into all[size][row] in
@@ -81,6 +88,10 @@ int skewshim_global_exchange(skewshim_call *c);
  * matrix unless the agreement did, plans this rank's slice (or finds it
  * cached) into c->plan, reports it, returns the largest temp of any rank. */
 uint64_t skewshim_global_plan(skewshim_call *c);
+/* This rank's share of the agreement's "held": *miss 0 when its row and
+ * column of sizes are those of the current plan's matrix, with that plan's
+ * hash in *hash (0 and 1 when there is none). */
+void skewshim_global_held(const skewshim_call *c, uint64_t *miss, uint64_t *hash);
 
 /* inplace.c: MPI_IN_PLACE.  describe points the send arguments at the
  * receive side (before the call is described); bytes is the staging's

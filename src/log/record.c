@@ -87,6 +87,8 @@ static void record_extras(sbuf *b, const skewshim_record *r)
         skewshim_sb_key(b, "cache_hit", 0);
         skewshim_sb_cat(b, r->cache_hit ? "true" : "false");
     }
+    if (r->repeats >= 0)
+        kv_u64(b, "repeats", (uint64_t)r->repeats);
     if (r->t_pred > 0)
         kv_num(b, "t_pred_us", r->t_pred * 1e6);
     if (r->t_lb > 0)

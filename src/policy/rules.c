@@ -26,7 +26,8 @@ static int rule_matches(const skewshim_rule *r, const skewshim_facts *f)
            in_range(&r->avg_block_bytes, f->avg_block_bytes) &&
            in_range(&r->mtm, f->mtm) &&
            in_range(&r->send_mtm, f->send_mtm) &&
-           in_range(&r->recv_mtm, f->recv_mtm);
+           in_range(&r->recv_mtm, f->recv_mtm) &&
+           in_range(&r->repeats, f->repeats);
 }
 
 int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
@@ -48,7 +49,7 @@ int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
 int skewshim_rule_uses_facts(const skewshim_rule *r)
 {
     return r->max_block_bytes.set || r->avg_block_bytes.set || r->mtm.set ||
-           r->send_mtm.set || r->recv_mtm.set;
+           r->send_mtm.set || r->recv_mtm.set || r->repeats.set;
 }
 
 static int size_only(const skewshim_rule *r)

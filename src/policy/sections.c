@@ -72,7 +72,7 @@ static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *r
 {
     static const char *const keys[] = {
         "comm_size", "max_block_bytes", "avg_block_bytes", "mtm", "send_mtm", "recv_mtm",
-        "buffers", "use",
+        "repeats", "buffers", "use",
         "scattered", "tuna", "tuna_hier", "sabre", "fast", "max_temp_bytes", NULL};
     static const char *const bufs[] = {"any", "host", "device"};
     yaml_node_t *k, *v;
@@ -92,9 +92,10 @@ static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *r
         case 3: r = skewshim_pol_parse_range(c, v, sub, R_NUMBER, &rule->mtm); break;
         case 4: r = skewshim_pol_parse_range(c, v, sub, R_NUMBER, &rule->send_mtm); break;
         case 5: r = skewshim_pol_parse_range(c, v, sub, R_NUMBER, &rule->recv_mtm); break;
-        case 6: r = skewshim_pol_need_enum(c, v, sub, bufs, 3, &rule->buffers); break;
-        case 7: r = skewshim_pol_need_algo(c, v, sub, &rule->use); have_use = 1; break;
-        case 8: case 9: case 10: case 11: case 12:
+        case 6: r = skewshim_pol_parse_range(c, v, sub, R_COUNT, &rule->repeats); break;
+        case 7: r = skewshim_pol_need_enum(c, v, sub, bufs, 3, &rule->buffers); break;
+        case 8: r = skewshim_pol_need_algo(c, v, sub, &rule->use); have_use = 1; break;
+        case 9: case 10: case 11: case 12: case 13:
             r = parse_params(c, v, sub, sval(k), p, b);
             break;
         default: r = parse_top_param(c, v, sub, "max_temp_bytes", p, b); break;

@@ -300,7 +300,7 @@ done:
  * volume comes down to the mean per rank (SABRE's relays, FLASH's
  * balanced stages), plus the intra-node redistribution of a rank's data at
  * B1, two latencies, and msg_factor times native's messages.  The matrix
- * exchange: an allgather of P rows of (P + 3) words: a node receives
+ * exchange: an allgather of P rows of (P + 4) words: a node receives
  * per_node (P - per_node) rows through its m NICs and a rank the rest at
  * B1, in the ceil(log2 P) rounds of the shim's Bruck allgather
  * (src/core/allgather.c). */
@@ -326,7 +326,7 @@ int skewshim_predict(const skewshim_predict_in *in, skewshim_predict_out *out)
     if (node_mean / nodebw > u)
         u = node_mean / nodebw;
     out->t_sched = u + all / in->B1 + 2 * in->latency + in->msg_factor * (P - 1) * in->overhead;
-    double rowb = (P + 3) * 8.0;
+    double rowb = (P + 4) * 8.0;
     double inter_rows = Q * (in->nodes > 1 ? P - Q : 0) * rowb;
     double rounds = 0;
     for (double k = 1; k < P; k *= 2)

@@ -8,9 +8,11 @@
 # poisoned gap.  Every call byte for byte against PMPI_Alltoallv, the
 # algorithm that ran checked, and the log read back: from the third call
 # of a matrix on, the plan comes from the cache and the call exchanged the
-# check's 6 words, not a row of the matrix.  Three ways to the plan: the
-# algorithm forced, a rule whose matrix exchange is the agreement, and a
-# rule reached through the allreduce.
+# check's 7 words, not a row of the matrix; where an allreduce agrees
+# anyway, it carries the compare, and from the matrix's second call on
+# nothing else is exchanged.  Four ways to the plan: the
+# algorithm forced, a rule whose matrix exchange is the agreement, a rule
+# reached through the allreduce, and a rule on the agreed repeat count.
 . "${top_srcdir:-.}/tests/mpi/lib.sh"
 PY=${PYTHON3:-python3}
 policy() {   # policy NAME EXTRA_RULE
@@ -22,46 +24,62 @@ policy() {   # policy NAME EXTRA_RULE
 }
 policy first
 policy allreduce '{max_block_bytes: [1G, inf], use: scattered}'
+# A rule that wants the matrix repeated: a new one runs scattered (the
+# default), its second call gathers it, the later ones check it.
+policy repeated
+sed -i 's|  - {mtm: \[0, inf\], use: fast}|  - {repeats: [1, inf], use: sabre}|; s|^rules:|default: scattered\nrules:|' \
+    "$TESTDIR/repeated.yaml"
 cp "$TESTDIR/first.yaml" "$TESTDIR/forced.yaml"
 sed -i "s|first.jsonl|forced.jsonl|" "$TESTDIR/forced.yaml"
-# read NAME CALLS_PER_CASE: what the log says of the calls
+# read NAME PATTERN: what the log says of the calls, one letter a call of
+# each case: g gathered the matrix (and planned, sabre or fast), c took the
+# plan from the cache after the check alone, h took it with no exchange but
+# the agreement allreduce, s ran scattered and exchanged no matrix
 read_log() {
     "$PY" - "$TESTDIR/$1.jsonl" "$2" <<'PYEOF'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 calls = [r for r in recs if "call" in r and "matrix" not in r and r.get("comm") is not None]
-per = int(sys.argv[2])
+pat = sys.argv[2]
 P = calls[0]["size"] if calls else 0
-# meta_bytes is summed over the ranks: a row of P + 3 words each, or
-# the check's 6 (the same at P = 3, hence P >= 4 here)
-row = P * (P + 3) * 8
-checked = [c for i, c in enumerate(calls) if i % per in (2, 3)]
-bad = [c["call"] for c in checked
-       if c.get("meta_bytes") != 48 * P or c.get("cache_hit") is not True or c["algo"] not in ("sabre", "fast")]
-gathered = [c for i, c in enumerate(calls) if i % per in (0, 1, 4) and c.get("meta_bytes", 0) >= row]
-print("# %d calls; %d repeats checked, %d wrong (%s); %d gathered the matrix"
-      % (len(calls), len(checked), len(bad), bad[:5], len(gathered)))
-sys.exit(0 if calls and len(calls) % per == 0 and checked and not bad
-         and len(gathered) == 3 * len(calls) // per else 1)
+# meta_bytes is summed over the ranks: a row of P + 4 words each, or
+# the check's 7 (the same at P = 3, hence P >= 4 here)
+row = P * (P + 4) * 8
+def fits(c, want):
+    m = c.get("meta_bytes", 0)
+    if want == "s":
+        return c["algo"] == "scattered" and m == 0
+    if c["algo"] not in ("sabre", "fast"):
+        return False
+    if want == "c":
+        return m == 56 * P and c.get("cache_hit") is True
+    if want == "h":
+        return m == 0 and c.get("cache_hit") is True
+    return m >= row
+bad = [(c["call"], pat[i % len(pat)], c["algo"], c.get("meta_bytes"))
+       for i, c in enumerate(calls) if not fits(c, pat[i % len(pat)])]
+print("# %d calls against %s; %d wrong %s" % (len(calls), pat, len(bad), bad[:4]))
+sys.exit(0 if calls and len(calls) % len(pat) == 0 and not bad else 1)
 PYEOF
 }
-run() {   # run N NAME DESCRIPTION CHECK-ARGS...
-    n=$1 name=$2 desc=$3; shift 3
+run() {   # run N NAME DESCRIPTION PATTERN CHECK-ARGS...
+    n=$1 name=$2 desc=$3 pat=$4; shift 4
     rm -f "$TESTDIR/$name.jsonl"
     SKEWSHIM_CONFIG="$TESTDIR/$name.yaml" mpirun_n "$n" "$CHECK" --workloads hot_send,hot_recv,zipf,moe --S 4096 \
         --types byte,double --seeds 2 --repeats 3 --perturb "$@"
     rc=$?
     summary=$(grep '^alltoallv_check:' "$TESTDIR/out" | tail -1)
     ok $rc "$desc: P=$n ${summary#alltoallv_check: }"
-    read_log "$name" 5
-    ok $? "$desc: P=$n, calls 3 and 4 of a matrix checked, not gathered"
+    read_log "$name" "$pat"
+    ok $? "$desc: P=$n, the calls of a matrix went $pat (g gathered, c checked, h held, s scattered)"
 }
 ranks="4 5 8"
 case "$SKEWSHIM_MPI" in openmpi) ranks="4 5" ;; esac
 for n in $ranks; do
-    run $n forced "sabre forced" --algo sabre --again sabre
-    run $n forced "fast forced" --algo fast --again fast
-    run $n first "fast by a rule, matrix first" --algo auto --expect fast --again fast
-    run $n allreduce "fast by a rule, allreduce first" --algo auto --expect fast --again fast
+    run $n forced "sabre forced" ggccg --algo sabre --again sabre
+    run $n forced "fast forced" ggccg --algo fast --again fast
+    run $n first "fast by a rule, matrix first" ggccg --algo auto --expect fast --again fast
+    run $n allreduce "fast by a rule, allreduce first" ghhhg --algo auto --expect fast --again fast
+    run $n repeated "sabre by a rule on repeats" sghhs --algo auto --expect scattered --again sabre
 done
 done_testing

@@ -253,7 +253,9 @@ static const char match_yaml[] =
     "  - {buffers: host, avg_block_bytes: [0, 100], use: tuna}\n"
     "  - {comm_size: [4, 8], use: scattered}\n"
     "  - {comm_size: 40, send_mtm: [0, 2], recv_mtm: [3.5, inf], use: fast}\n"
-    "  - {comm_size: 40, send_mtm: [3, inf], use: sabre}\n";
+    "  - {comm_size: 40, send_mtm: [3, inf], use: sabre}\n"
+    "  - {comm_size: 41, repeats: [2, inf], use: sabre}\n"
+    "  - {comm_size: 41, repeats: 0, use: pairwise}\n";
 
 /* One skew figure for both sides, as mtm is their larger. */
 static int choose(const skewshim_policy *p, int n, double maxb, double avgb, double mtm,
@@ -271,6 +273,15 @@ static int choose_sides(const skewshim_policy *p, double send, double recv)
     skewshim_facts f = {.comm_size = 40, .max_block_bytes = 0, .avg_block_bytes = 1000,
                         .mtm = send > recv ? send : recv, .send_mtm = send, .recv_mtm = recv,
                         .buffers = SKEWSHIM_BUF_HOST};
+    return skewshim_policy_choose(p, &f, &a, &pp);
+}
+
+static int choose_repeats(const skewshim_policy *p, double repeats)
+{
+    skewshim_algo_id a;
+    const skewshim_params *pp;
+    skewshim_facts f = {.comm_size = 41, .avg_block_bytes = 1000, .mtm = 1, .send_mtm = 1,
+                        .recv_mtm = 1, .repeats = repeats, .buffers = SKEWSHIM_BUF_HOST};
     return skewshim_policy_choose(p, &f, &a, &pp);
 }
 
@@ -320,6 +331,10 @@ static void test_matching(void)
     TAP_OK(choose_sides(&p, 1.0, 3.49) == -1, "just below a recv_mtm range");
     TAP_OK(choose_sides(&p, 1.0, NAN) == -1 && choose_sides(&p, NAN, 9) == -1,
            "NaN side never matches");
+    TAP_OK(choose_repeats(&p, 2) == 8 && choose_repeats(&p, 1000) == 8,
+           "repeats: a repeated matrix matches from the range's lower end");
+    TAP_OK(choose_repeats(&p, 1) == -1, "repeats: one repeat short of [2, inf] does not match");
+    TAP_OK(choose_repeats(&p, 0) == 9, "repeats: 0, a new matrix, matches exactly");
     skewshim_policy_free(&p);
 
     skewshim_policy none;
@@ -386,6 +401,8 @@ static void test_fixed_choice(void)
         {"rules:\n  - {recv_mtm: [2, inf], use: sabre}\n", 16, 0, 0, 0},
         {"rules:\n  - {max_block_bytes: [0, 1K], use: tuna}\n", 16, 0, 0, 0},
         {"rules:\n  - {avg_block_bytes: 8, use: tuna}\n", 16, 0, 0, 0},
+        /* Whether the matrix repeats is agreed per call. */
+        {"rules:\n  - {repeats: [1, inf], use: sabre}\n", 16, 0, 0, 0},
         /* A skew rule that ends where the default would: nothing to agree. */
         {"default: tuna\nrules:\n  - {mtm: [2, inf], use: tuna}\n", 16, 0, 1, 0},
         /* Same algorithm, other parameters: the facts decide. */
@@ -467,6 +484,8 @@ static const struct bad bad_inputs[] = {
     BAD_RULE("inverted range", "comm_size", "[64, 8]", "    use: tuna\n", "inverted range"),
     BAD_RULE("range with 3 elements", "mtm", "[1, 2, 3]", "    use: sabre\n", "2 elements"),
     BAD_RULE("inverted send_mtm", "send_mtm", "[2, 1]", "    use: fast\n", "inverted range"),
+    BAD_RULE("fractional repeats", "repeats", "1.5", "    use: sabre\n", "integer >= 0"),
+    BAD_RULE("negative repeats", "repeats", "-1", "    use: sabre\n", "integer >= 0"),
     {"bad recv_mtm element", "rules:\n  - use: fast\n    recv_mtm: [2.2, hot]\n", 3, 21,
      "rules[0].recv_mtm[1]", "got 'hot'"},
     {"bad range element", "rules:\n  - use: tuna\n    max_block_bytes: [1KiB, lots]\n", 3, 29,

@@ -153,8 +153,8 @@ static void predict(void)
            "predict: FAST plans cheaper than SABRE (%.0f us)", fo.t_plan * 1e6);
     f.plan_entry = -1;
     TAP_OK(skewshim_predict(&f, &fo) == -1, "predict: a negative plan cost, no model");
-    /* 8 latencies, P - 1 overheads and 8 x 248 rows of 2072 B over the NIC */
-    double want = 8 * 5e-6 + 255 * 2e-7 + 8.0 * 248 * 2072 / 25e9 + 7.0 * 2072 / 150e9;
+    /* 8 latencies, P - 1 overheads and 8 x 248 rows of 2080 B over the NIC */
+    double want = 8 * 5e-6 + 255 * 2e-7 + 8.0 * 248 * 2080 / 25e9 + 7.0 * 2080 / 150e9;
     TAP_OK(fabs(o.t_meta - want) < 1e-9, "predict: P = 256 matrix exchange in log2 P rounds "
            "(%.1f us, want %.1f)", o.t_meta * 1e6, want * 1e6);
     TAP_OK(o.t_sched < o.t_native, "predict: balancing alone would gain (%.0f < %.0f us)",
