@@ -2,6 +2,7 @@
 """calib-compare.py: real runs against the lab, as ratios to native.
 
     tests/lab/calib-compare.py --real real-*.csv --lab results.csv [--selector mpich]
+        [--lab-native ALGO] [--match-rpn] [--wide]
 
 Real CSVs are skewshim-bench's (one per repetition of the same command); the
 lab CSV is scripts/skewshim-lab's results.csv.  For every (P, ranks per node,
@@ -38,6 +39,11 @@ def main():
     ap.add_argument("--real", nargs="+", required=True)
     ap.add_argument("--lab", nargs="+", required=True)
     ap.add_argument("--selector", default=None, help="lab rows of this selector only")
+    ap.add_argument("--lab-native", default=None, metavar="ALGO",
+                    help="the lab item that stands for the real runs' native (e.g. "
+                         "'scattered(block_count=32)' for MPICH's default, which posts 32 "
+                         "exchanges where the lab's mpich selector posts 4); the lab's own "
+                         "native is then left out")
     ap.add_argument("--match-rpn", action="store_true",
                     help="match ranks_per_node too (default: P, workload, S only)")
     ap.add_argument("--wide", action="store_true",
@@ -66,6 +72,12 @@ def main():
         with open(fn) as f:
             lab_rows += [r for r in csv.DictReader(f)
                          if a.selector is None or r.get("selector") == a.selector]
+    if a.lab_native:
+        for r in lab_rows:
+            if r["algo"] == a.lab_native:
+                r["algo"] = "native"
+            elif r["algo"] == "native":
+                r["algo"] = "lab:native"
     lab, lab_nat = ratios(lab_rows)
     lab = {k2(k): v for k, v in lab.items()}
     lab_nat = {k2(k): v for k, v in lab_nat.items()}

@@ -1,0 +1,118 @@
+#!/bin/sh
+# A real MPICH on the device machine's 16 cores, where only Open MPI is
+# installed: the lab's "native" is MPICH's alltoallv with 4 exchanges in
+# flight, MPICH's default has 32 (the shim's scattered), and this times the
+# two, and every host schedule, against each other on real cores.
+#
+#   tests/gpu/mpich.sh pack BUILD DIR   here: copy an MPICH build of the
+#       bench (BUILD, e.g. _build-nocuda, configured with MPICC=mpicc.mpich
+#       --without-cuda), the shim, MPICH's hydra launcher and every library
+#       they load from this machine (Debian 12) into DIR/mpich.tar.xz, to
+#       carry (about 8 MB: libmpich alone is 41 MB unpacked);
+#   tests/gpu/mpich.sh run DIR OUT [STEP]   there: unpack it into a
+#       temporary folder and write the step's tables as CSV into OUT, each
+#       printed with the command that reproduces it:
+#       tables    (the default) every host item at 16 and 8 ranks, equal and
+#                 uniform blocks, at MPICH's defaults and again with
+#                 MPIR_CVAR_ALLTOALL_THROTTLE=4 (SKEWSHIM_MPICH_RANKS: other P);
+#       throttle  native, scattered 4 and 32, auto at 16 ranks under
+#                 throttle 32 and 4 alternating, three times;
+#       more      16 ranks as 4 emulated nodes of 4, and auto against
+#                 native interleaved at 16 and 8 ranks.
+# On the device machine, carrying .device (doc/device.md):
+#   sh tests/gpu/mpich.sh pack _build-nocuda .device     (here, first)
+#   sh tests/gpu/mpich.sh run .device $OUT/mpich throttle
+#
+# The libraries are this machine's, so the device machine (x86-64, a newer
+# glibc) runs them as they are; UCX's transport modules come from DIR too,
+# never from an Open MPI's UCX installed there.
+set -u
+what=${1:?usage: tests/gpu/mpich.sh pack BUILD DIR | run DIR OUT [STEP]}
+case $what in
+pack)
+    build=${2:?pack BUILD DIR}; dest=${3:?pack BUILD DIR}
+    mkdir -p "$dest" || exit 1
+    dir=$(mktemp -d)/mpich
+    mkdir -p "$dir/bin" "$dir/lib/ucx" || exit 1
+    cp "$build/.libs/skewshim-bench" "$(command -v mpiexec.hydra)" "$(command -v hydra_pmi_proxy)" "$dir/bin/" || exit 1
+    cp -L "$build/.libs/libskewshim.so.0" "$dir/lib/" || exit 1
+    # Every library the programs load, but the C library's own, which the
+    # device machine has in a newer version.
+    for f in "$dir/bin/skewshim-bench" "$dir/bin/mpiexec.hydra" "$dir/bin/hydra_pmi_proxy" "$dir/lib/libskewshim.so.0"; do
+        LD_LIBRARY_PATH="$dir/lib" ldd "$f"
+    done | awk '$3 ~ /^\// { print $1, $3 }' | sort -u | while read -r name path; do
+        case $name in libc.so*|libm.so*|libresolv.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) continue ;; esac
+        [ -e "$dir/lib/$name" ] || cp -L "$path" "$dir/lib/$name" || exit 1
+    done
+    cp -L /usr/lib/x86_64-linux-gnu/ucx/libuct_cma.so.0 "$dir/lib/ucx/" 2>/dev/null
+    strip --strip-unneeded "$dir"/lib/*.so* "$dir"/lib/ucx/*.so* 2>/dev/null
+    mpichversion 2>/dev/null | head -2 > "$dir/VERSION"
+    tar -C "$(dirname "$dir")" -cJf "$dest/mpich.tar.xz" mpich || exit 1
+    rm -rf "$(dirname "$dir")"
+    ls -l "$dest/mpich.tar.xz"
+    ;;
+run)
+    src=${2:?run DIR OUT}; out=${3:?run DIR OUT}; step=${4:-tables}
+    mkdir -p "$out" || exit 1
+    top=$(mktemp -d) || exit 1
+    trap 'rm -rf "$top"' EXIT
+    tar -C "$top" -xJf "$src/mpich.tar.xz" || exit 1
+    dir=$top/mpich
+    export PATH="$dir/bin:$PATH" LD_LIBRARY_PATH="$dir/lib" UCX_MODULE_DIR="$dir/lib/ucx"
+    export SKEWSHIM_LOG_LEVEL=off
+    T=${SKEWSHIM_BENCH_TIMEOUT:-150}
+    echo "# MPI: $(tr '\n' ' ' < "$dir/VERSION"); $(nproc) cores; $(uname -r)"
+    # bench NAME NP CVAR ARGS...: one table, its CSV as OUT/NAME.csv
+    bench() {
+        name=$1; np=$2; cvar=$3; shift 3
+        echo "## $name"
+        echo "# reproduce: ${cvar:+$cvar }mpiexec.hydra -n $np -bind-to core skewshim-bench $* --csv $name.csv"
+        env $cvar timeout "$T" mpiexec.hydra -n "$np" -bind-to core "$dir/bin/skewshim-bench" "$@" --csv "$out/$name.csv"
+        echo "## $name: exit $?"
+    }
+    case $step in
+    tables)
+        algos=native,scattered:block_count=4,scattered:block_count=16,scattered:block_count=32,pairwise,bruck2
+        algos=$algos,padded_bruck,tuna:radix=2,tuna:radix=4,tuna:radix=16,sabre,fast,auto
+        for np in ${SKEWSHIM_MPICH_RANKS:-16 8}; do
+            for wl in equal uniform; do
+                # MPICH at its defaults: native is MPICH's scattered with 32 in flight.
+                bench "mpich-p$np-$wl" "$np" "" --workload "$wl" --sizes 16:65536 \
+                    --algos "$algos" --iters 50 --warmup 5
+                # The lab's native: MPICH's scattered with 4 in flight.
+                bench "mpich-thr4-p$np-$wl" "$np" "MPIR_CVAR_ALLTOALL_THROTTLE=4" --workload "$wl" \
+                    --sizes 16:65536 --algos native,scattered:block_count=4,scattered:block_count=32,auto \
+                    --iters 50 --warmup 5
+            done
+        done ;;
+    throttle)
+        # MPICH's throttle alone, 32 (its default) and 4 alternating, three times.
+        for rep in 1 2 3; do
+            for wl in equal uniform; do
+                for thr in 32 4; do
+                    bench "thr$thr-p16-$wl-$rep" 16 "MPIR_CVAR_ALLTOALL_THROTTLE=$thr" --workload "$wl" \
+                        --sizes 16:65536 --algos native,scattered:block_count=4,scattered:block_count=32,auto \
+                        --iters 200 --warmup 10
+                done
+            done
+        done ;;
+    more)
+        # 4 emulated nodes of 4 (the lab's calib-16core 4 x 4 items), and
+        # what auto (the built-in policy) costs against native, interleaved.
+        hier=native,tuna_hier:radix=2:variant=coalesced,tuna_hier:radix=4:variant=coalesced
+        hier=$hier,tuna_hier:radix=2:variant=staggered,tuna_hier:radix=4:variant=staggered,tuna:radix=4,bruck2
+        for wl in equal uniform; do
+            bench "mpich-p16-4x4-$wl" 16 "" --ranks-per-node 4 --workload "$wl" --sizes 16:65536 \
+                --algos "$hier,sabre,fast,auto" --iters 50 --warmup 5
+        done
+        for np in 16 8; do
+            for wl in equal uniform; do
+                bench "mpich-auto-p$np-$wl" "$np" "" --workload "$wl" --sizes 16:65536 \
+                    --algos native,auto,native,auto --iters 100 --warmup 10
+            done
+        done ;;
+    *) echo "unknown step $step (tables, throttle, more)" >&2; exit 2 ;;
+    esac
+    ;;
+*) echo "usage: tests/gpu/mpich.sh pack BUILD DIR | run DIR OUT [STEP]" >&2; exit 2 ;;
+esac
