@@ -4,7 +4,10 @@ G ranks; every rank has its own scale-up link to its node's switch
 (NVLink/NVSwitch-like) and its own NIC to a non-blocking network (one NIC per
 GPU, as SABRE's Perlmutter nodes and FAST's H200 servers have).
 
-   python3 gen-gpu.py NAME G NODES UP_GBps NIC_GBps > NAME.xml
+   python3 gen-gpu.py NAME G NODES UP_GBps NIC_GBps [HOP_us NIC_us] > NAME.xml
+
+HOP_us is the latency of one scale-up hop (two between ranks of a node),
+NIC_us that of a NIC (two between nodes, with two cables of 0.5 us).
 
 Routing: a Dijkstra zone.  SimGrid's Dijkstra counts links per route, so
 each rank-to-network edge carries two links (its NIC and its own cable
@@ -19,12 +22,19 @@ handle all flows in one constraint, and a P = 64 point then took more than
 import sys
 
 name, G, nodes, up, nic = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+hop, nic_lat = (sys.argv[6], sys.argv[7]) if len(sys.argv) > 7 else ("0.5", "1")
 desc = {
     "gpu-h200": "FAST's H200 servers: 8 GPUs per server, 450 GB/s scale-up per GPU "
                 "(NVLink 4 / NVSwitch), one 400 Gb/s NIC per GPU (50 GB/s)",
     "gpu-perlmutter": "SABRE's Perlmutter GPU nodes: 4 A100 per node, NVLink 3 "
                       "between them (taken as 100 GB/s per GPU), one Slingshot-11 "
                       "200 Gb/s NIC per GPU (25 GB/s)",
+    "netns-nics": "tests/lab/netns-calib.sh with NICS=rank: a network namespace per "
+                  "node with one veth NIC per rank into a bridge, tc tbf at 20 Mbit/s on "
+                  "both ends (2.39 MB/s of TCP payload each way); the ranks of a node "
+                  "share memory (UCX's posix and sysv transports in the node's IPC "
+                  "namespace; 10 GB/s and 0.3 us rank to rank, as this-machine.xml); "
+                  "20 us one way between nodes, as netns-veth.xml",
 }.get(name, name)
 P = G * nodes
 o = []
@@ -35,9 +45,13 @@ w('<platform version="4.1">')
 w("<!--")
 w(f"  {name}: a two-tier GPU-like cluster, {nodes} nodes x {G} ranks = {P} ranks.")
 w(f"  Models {desc}.")
-w("  Numbers: the papers' and vendors' nominal per-direction bandwidths (above);")
-w("  latencies are assumptions: 0.5 us per scale-up hop (1 us rank to rank in a")
-w("  node), 1 us per NIC and 0.5 us per cable, two of each between nodes (3 us).")
+if len(sys.argv) > 7:
+    w(f"  Latencies: {hop} us per scale-up hop (two rank to rank in a node), {nic_lat} us")
+    w("  per NIC and 0.5 us per cable, two of each between nodes.")
+else:
+    w("  Numbers: the papers' and vendors' nominal per-direction bandwidths (above);")
+    w("  latencies are assumptions: 0.5 us per scale-up hop (1 us rank to rank in a")
+    w("  node), 1 us per NIC and 0.5 us per cable, two of each between nodes (3 us).")
 w("  The network between NICs is non-blocking (full bisection): every rank's")
 w("  cable into it is 100 TB/s, so only NICs and scale-up links are shared.")
 w("  All links are full duplex (SPLITDUPLEX).  Host-buffer runs of the shim")
@@ -45,7 +59,7 @@ w("  (sabre, fast, native ...) on this platform measure the schedules in the")
 w("  regime the SABRE and FAST papers claim; device copies are not modelled.")
 w("  One host per rank: the shim's nodes come from --ranks-per-node " + str(G) + ",")
 w("  not from MPI_Comm_split_type (which would see one host per rank).")
-w(f"  Generated: python3 lab/platforms/gen-gpu.py {name} {G} {nodes} {up} {nic}")
+w("  Generated: python3 lab/platforms/gen-gpu.py " + " ".join(sys.argv[1:]))
 w("-->")
 w('<zone id="world" routing="DijkstraCache">')
 w('  <router id="net"/>')
@@ -53,8 +67,8 @@ for n in range(nodes):
     w(f'  <router id="sw{n}"/>')
 for r in range(P):
     w(f'  <host id="g{r}" speed="1Gf"/>')
-    w(f'  <link id="up{r}" bandwidth="{up}GBps" latency="0.5us" sharing_policy="SPLITDUPLEX"/>')
-    w(f'  <link id="nic{r}" bandwidth="{nic}GBps" latency="1us" sharing_policy="SPLITDUPLEX"/>')
+    w(f'  <link id="up{r}" bandwidth="{up}GBps" latency="{hop}us" sharing_policy="SPLITDUPLEX"/>')
+    w(f'  <link id="nic{r}" bandwidth="{nic}GBps" latency="{nic_lat}us" sharing_policy="SPLITDUPLEX"/>')
     w(f'  <link id="cable{r}" bandwidth="100TBps" latency="0.5us" sharing_policy="SPLITDUPLEX"/>')
 for r in range(P):
     n = r // G

@@ -18,7 +18,9 @@
 #       throttle  native, scattered 4 and 32, auto at 16 ranks under
 #                 throttle 32 and 4 alternating, three times;
 #       more      16 ranks as 4 emulated nodes of 4, and auto against
-#                 native interleaved at 16 and 8 ranks.
+#                 native interleaved at 16 and 8 ranks;
+#       netns     tests/lab/netns-calib.sh calib with one NIC per rank
+#                 (needs root, network namespaces and tc there), 2 x 2 and 4 x 2.
 # On the device machine, carrying .device (doc/device.md):
 #   sh tests/gpu/mpich.sh pack _build-nocuda .device     (here, first)
 #   sh tests/gpu/mpich.sh run .device $OUT/mpich throttle
@@ -45,6 +47,19 @@ pack)
         [ -e "$dir/lib/$name" ] || cp -L "$path" "$dir/lib/$name" || exit 1
     done
     cp -L /usr/lib/x86_64-linux-gnu/ucx/libuct_cma.so.0 "$dir/lib/ucx/" 2>/dev/null
+    # What tests/lab/netns-calib.sh needs, for a machine that lacks it:
+    # iproute2, util-linux's namespace tools, sysctl, and the source-address
+    # preload, each with its libraries apart (net/lib is put on the path of
+    # these tools alone where the machine lacks them).
+    mkdir -p "$dir/net/bin" "$dir/net/lib" || exit 1
+    for t in ip tc nsenter unshare sysctl; do
+        cp "$(command -v $t)" "$dir/net/bin/" || exit 1
+        ldd "$(command -v $t)" | awk '$3 ~ /^\// { print $1, $3 }' | while read -r name path; do
+            case $name in libc.so*|libm.so*|ld-linux*) continue ;; esac
+            [ -e "$dir/net/lib/$name" ] || cp -L "$path" "$dir/net/lib/$name"
+        done
+    done
+    cc -O2 -shared -fPIC -o "$dir/net/bindsrc.so" "$(dirname "$0")/../lab/bindsrc.c" -ldl || exit 1
     strip --strip-unneeded "$dir"/lib/*.so* "$dir"/lib/ucx/*.so* 2>/dev/null
     mpichversion 2>/dev/null | head -2 > "$dir/VERSION"
     tar -C "$(dirname "$dir")" -cJf "$dest/mpich.tar.xz" mpich || exit 1
@@ -96,6 +111,28 @@ run)
                 done
             done
         done ;;
+    netns)
+        # A real two-tier network with one NIC per rank (tests/lab/netns-calib.sh,
+        # NICS=rank): 2 nodes x 2 ranks twice, 4 nodes x 2 once.
+        for t in ip tc nsenter unshare sysctl; do
+            command -v $t >/dev/null 2>&1 && continue
+            mkdir -p "$top/netbin"
+            printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/net/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s/net/bin/%s "$@"\n' \
+                "$dir" "$dir" $t > "$top/netbin/$t"
+            chmod +x "$top/netbin/$t"
+            echo "# $t: carried"
+        done
+        export PATH="$top/netbin:$PATH"
+        calib=$(dirname "$0")/../lab/netns-calib.sh
+        # NODESxQxREPS
+        for shape in ${SKEWSHIM_NETNS_SHAPES:-2x2x2 4x2x1}; do
+            set -- $(echo "$shape" | tr x ' ')
+            echo "## netns $1 x $2"
+            NICS=rank NODES=$1 Q=$2 REPS=$3 BUILD="$dir/bin" MPIEXEC=mpiexec.hydra \
+                SKCAL_BINDSRC="$dir/net/bindsrc.so" timeout "${SKEWSHIM_NETNS_TIMEOUT:-400}" \
+                sh "$calib" calib "$out/nics-$1x$2"
+            echo "## netns $1 x $2: exit $?"
+        done ;;
     more)
         # 4 emulated nodes of 4 (the lab's calib-16core 4 x 4 items), and
         # what auto (the built-in policy) costs against native, interleaved.
@@ -111,7 +148,7 @@ run)
                     --algos native,auto,native,auto --iters 100 --warmup 10
             done
         done ;;
-    *) echo "unknown step $step (tables, throttle, more)" >&2; exit 2 ;;
+    *) echo "unknown step $step (tables, throttle, more, netns)" >&2; exit 2 ;;
     esac
     ;;
 *) echo "usage: tests/gpu/mpich.sh pack BUILD DIR | run DIR OUT [STEP]" >&2; exit 2 ;;

@@ -6,9 +6,27 @@
 # Two emulated nodes are two network namespaces joined by a veth pair whose
 # both ends are rate-limited with tc tbf.  MPICH (ch4:ucx) runs one hydra
 # proxy per emulated node (hosts n0, n1, fork launcher), so MPICH sees two
-# nodes: shared memory between the ranks of one namespace, UCX over TCP on
-# the veth between namespaces.  Every rank is started inside the namespace of
-# its node by the wrapper this script writes (rank r -> node r / Q).
+# nodes.  Every rank is started inside the namespace of its node by the
+# wrapper this script writes (rank r -> node r / Q).  Debian's MPICH moves
+# every message with UCX, the ranks of one node too: with UCX over TCP only,
+# theirs crosses the namespace's loopback (not rate-limited).
+#
+# With NICS=rank every rank has a NIC of its own instead, as the nodes of the
+# SABRE and FAST papers have (one NIC per GPU): node n's namespace holds Q
+# veths skcalv<n>_<i> into a bridge in a switch namespace (skcalsw), tbf on
+# both ends of each, and rank i of the node sends from and receives on its
+# own (UCX_NET_DEVICES, its address as the source of its TCP connections by
+# tests/lab/bindsrc.c, policy routing by source address).  The ranks of a
+# node share memory through UCX's posix and sysv transports, which UCX takes
+# between processes of one IPC namespace only: each node gets its own IPC
+# namespace, so no rank reaches another node but by its NIC.  This is the
+# lab's GPU-like two-tier model on one machine: lab/platforms/netns-nics.xml.
+# NODES and Q (default 2 and 2) give its shape at setup.
+#
+# More ranks than cores time the scheduler, not the network: on the 2-core
+# development machine 4 busy-polling MPICH ranks need 8 ms for a 16-byte
+# exchange (as they do without namespaces).  Use a machine with a core per
+# rank (the device machine: tests/gpu/mpich.sh and doc/performance.md).
 #
 # Needs root (ip netns, tc); not part of make check or CI (slow, root).
 #
@@ -20,7 +38,10 @@
 #        setup, every run REPS times, CSVs into OUTDIR, teardown on exit
 #
 # Environment: RATE (tbf rate, default 20mbit), BUILD (default _build-mpich),
-# REPS (default 3), ITERS (default 5), WARMUP (default 1).
+# REPS (default 3), ITERS (default 5), WARMUP (default 1), NICS (node, the
+# default: one NIC per node; rank: one per rank), NODES and Q (NICS=rank),
+# MPIEXEC (default mpiexec.mpich), SKCAL_BINDSRC (a built bindsrc.so; else
+# it is compiled with cc).
 set -eu
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,10 +53,74 @@ REPS=${REPS:-3}
 ITERS=${ITERS:-5}
 WARMUP=${WARMUP:-1}
 WRAP=/tmp/skcal-wrap.sh
+IPCDIR=/run/skcal     # the IPC namespaces of NICS=rank, one file a node
+MPIEXEC=${MPIEXEC:-mpiexec.mpich}
+NICS=${NICS:-node}
+
+# limit NS DEV RATE: a veth end with offloads off and tbf on its egress.
+limit() {
+    # Segmentation offloads hand tbf 64 KB super-packets that exceed its
+    # burst: they are dropped and TCP collapses (0.03 GB/s at 1 MiB on a
+    # 1 Gbit/s tbf).  With offloads off tbf sees MTU-sized packets.
+    ip -n "$1" link set "$2" gso_max_size 1500 2>/dev/null || true
+    # burst: 2 x 64 KB (enough tokens for a TCP window's head at this rate);
+    # limit: 4 MB of queue, so a burst of 2 x 2 ranks is queued, not dropped.
+    ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3" burst 128kb limit 4mb
+}
+
+# One NIC per rank (above): namespaces skcal<n> with veths skcalv<n>_<i>,
+# whose other ends skcals<n>_<i> are ports of the bridge in skcalsw.
+setup_rank_nics() {
+    rate=$1; nodes=${NODES:-2}; q=${Q:-2}
+    bindsrc=${SKCAL_BINDSRC:-/tmp/skcal-bindsrc.so}
+    [ -f "$bindsrc" ] || cc -O2 -shared -fPIC -o "$bindsrc" "$TOP/tests/lab/bindsrc.c" -ldl
+    mkdir -p $IPCDIR
+    ip netns add ${NS}sw
+    ip -n ${NS}sw link set lo up
+    ip -n ${NS}sw link add br0 type bridge
+    ip -n ${NS}sw link set br0 up
+    for n in $(seq 0 $((nodes - 1))); do
+        touch $IPCDIR/ipc$n
+        unshare --ipc=$IPCDIR/ipc$n true
+        ip netns add ${NS}$n
+        ip -n ${NS}$n link set lo up
+        # A node answers ARP for an address on that address's NIC only.
+        ip netns exec ${NS}$n sysctl -q -w net.ipv4.conf.all.arp_ignore=1 \
+            net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.all.rp_filter=0 \
+            net.ipv4.conf.default.rp_filter=0
+        for i in $(seq 0 $((q - 1))); do
+            v=${NS}v${n}_$i; sw=${NS}s${n}_$i; a=$NET.$((n * q + i + 1))
+            ip link add "$v" type veth peer name "$sw"
+            ip link set "$v" netns ${NS}$n
+            ip link set "$sw" netns ${NS}sw
+            ip -n ${NS}sw link set "$sw" master br0
+            ip -n ${NS}sw link set "$sw" up
+            ip -n ${NS}$n addr add $a/24 dev "$v"
+            ip -n ${NS}$n link set "$v" up
+            ip -n ${NS}$n rule add from $a table $((100 + i))
+            ip -n ${NS}$n route add $NET.0/24 dev "$v" src $a table $((100 + i))
+            limit ${NS}$n "$v" "$rate"
+            limit ${NS}sw "$sw" "$rate"
+        done
+    done
+    cat >$WRAP <<EOF
+#!/bin/sh
+# rank -> its node's IPC and network namespaces and its own NIC (node
+# rank / q, local index rank % q); UCX's shared memory inside the node.
+q=\${SKCAL_Q:?}
+n=\$(( \${PMI_RANK:?} / q )); i=\$(( PMI_RANK % q ))
+exec nsenter --ipc=$IPCDIR/ipc\$n ip netns exec ${NS}\$n env UCX_TLS=tcp,self,posix,sysv \\
+    UCX_TCP_NODELAY=y UCX_NET_DEVICES=${NS}v\${n}_\$i LD_PRELOAD=$bindsrc \\
+    SKCAL_BIND_ADDR=$NET.\$((n * q + i + 1)) "\$@"
+EOF
+    chmod +x $WRAP
+    echo "# netns-calib: $nodes nodes x $q ranks, one NIC per rank into a bridge, tbf $rate each way"
+}
 
 setup() {
     rate=${1:-$RATE}
     teardown
+    if [ "$NICS" = rank ]; then setup_rank_nics "$rate"; return; fi
     ip netns add ${NS}0
     ip netns add ${NS}1
     ip link add ${NS}v0 type veth peer name ${NS}v1
@@ -44,21 +129,12 @@ setup() {
         ip -n ${NS}$n addr add $NET.$((n + 1))/24 dev ${NS}v$n
         ip -n ${NS}$n link set lo up
         ip -n ${NS}$n link set ${NS}v$n up
-        # Segmentation offloads hand tbf 64 KB super-packets that exceed its
-        # burst: they are dropped and TCP collapses (0.03 GB/s at 1 MiB on
-        # a 1 Gbit/s tbf).  With offloads off tbf sees MTU-sized packets.
-        ip -n ${NS}$n link set ${NS}v$n gso_max_size 1500 2>/dev/null || true
-        # burst: 2 x 64 KB (enough tokens for a TCP window's head at this
-        # rate); limit: 4 MB of queue, so a burst of 2 x 2 ranks is queued,
-        # not dropped.
-        ip netns exec ${NS}$n tc qdisc replace dev ${NS}v$n root tbf rate "$rate" \
-            burst 128kb limit 4mb
+        limit ${NS}$n ${NS}v$n "$rate"
     done
     cat >$WRAP <<EOF
 #!/bin/sh
-# rank -> emulated node (namespace) and its interface; UCX over TCP only
-# between nodes (MPICH's own shared memory inside a node), so UCX's shared
-# memory transports, which would reach across namespaces, are off.
+# rank -> emulated node (namespace) and its interface; UCX over TCP only, so
+# that no shared memory transport of UCX reaches across the namespaces.
 q=\${SKCAL_Q:?}
 n=\$(( \${PMI_RANK:?} / q ))
 exec ip netns exec ${NS}\$n env UCX_TLS=tcp,self UCX_TCP_NODELAY=y UCX_NET_DEVICES=${NS}v\$n "\$@"
@@ -68,10 +144,15 @@ EOF
 }
 
 teardown() {
-    for n in 0 1; do
-        ip netns del ${NS}$n 2>/dev/null || true
+    for ns in $(ip netns list 2>/dev/null | awk '{ print $1 }' | grep "^${NS}"); do
+        ip netns del "$ns" 2>/dev/null || true
     done
     ip link del ${NS}v0 2>/dev/null || true
+    for f in $IPCDIR/ipc*; do
+        [ -e "$f" ] || continue
+        umount "$f" 2>/dev/null || true
+        rm -f "$f"
+    done
     rm -f $WRAP
 }
 
@@ -87,8 +168,7 @@ teardown() {
 run() {
     nodes=$1; q=$2; shift 2
     [ "${1:-}" = "--" ] && shift
-    hosts=n0
-    [ "$nodes" -ge 2 ] && hosts=n0,n1
+    hosts=$(seq -s, -f 'n%g' 0 $((nodes - 1)))
     csv= want=0 prev=
     for x in "$@"; do
         case $prev in
@@ -100,7 +180,7 @@ run() {
     done
     [ -n "$csv" ] && want=$((1 + ${na:-1} * ${ns:-1})) && rm -f "$csv"
     SKCAL_Q=$q SKEWSHIM_LOG_LEVEL=off \
-        timeout 900 mpiexec.mpich -launcher fork -hosts $hosts -ppn "$q" -n $((nodes * q)) \
+        timeout 900 $MPIEXEC -launcher fork -hosts $hosts -ppn "$q" -n $((nodes * q)) \
         -genvlist SKCAL_Q,SKEWSHIM_LOG_LEVEL \
         $WRAP "$BUILD/skewshim-bench" "$@" &
     pid=$!
@@ -126,19 +206,25 @@ run() {
 ALGOS=native,scattered,pairwise,sabre,fast,fast:pipeline=false,tuna_hier
 
 calib() {
-    out=${1:-$TOP/doc/perf/lab/calib-netns}
+    if [ "$NICS" = rank ]; then
+        out=${1:-$TOP/doc/perf/lab/calib-netns-nics}
+        shapes="${NODES:-2}x${Q:-2}"; workloads="hot_recv:0.25 moe:0.8 zipf:0.8 equal"
+    else
+        out=${1:-$TOP/doc/perf/lab/calib-netns}
+        shapes="2x2 2x1"; workloads="zipf:0.8 moe:0.8 equal"
+    fi
     mkdir -p "$out"
     trap teardown EXIT INT TERM
     setup "$RATE"
     cmdf="$out/real-commands.txt"
     {
-        echo "# Real runs: MPICH 4.0.2 (ch4:ucx), 2 network namespaces over veth, tbf $RATE"
-        echo "# each way, this 2-core machine; build $BUILD (non-ASan)."
-        echo "# Reproduce the whole set: RATE=$RATE REPS=$REPS ITERS=$ITERS WARMUP=$WARMUP tests/lab/netns-calib.sh calib"
+        echo "# Real runs: MPICH 4.0.2 (ch4:ucx), network namespaces over veth (NICS=$NICS: one NIC"
+        echo "# per $NICS), tbf $RATE each way, $(nproc) cores; build $BUILD (non-ASan)."
+        echo "# Reproduce the whole set: NICS=$NICS RATE=$RATE REPS=$REPS ITERS=$ITERS WARMUP=$WARMUP tests/lab/netns-calib.sh calib"
     } >"$cmdf"
-    for shape in 2x2 2x1; do
+    for shape in $shapes; do
         nodes=${shape%x*}; q=${shape#*x}
-        for wl in zipf:0.8 moe:0.8 equal; do
+        for wl in $workloads; do
             name=${wl%%:*}; param=${wl#*:}
             [ "$param" = "$wl" ] && param=
             sizes=64k,256k
@@ -147,7 +233,7 @@ calib() {
                 set -- --ranks-per-node "$q" --algos "$ALGOS" --workload "$name" \
                     ${param:+--param $param} --sizes $sizes --iters "$ITERS" --warmup "$WARMUP" \
                     --csv "$csv"
-                line="RATE=$RATE tests/lab/netns-calib.sh run $nodes $q -- $*"
+                line="NICS=$NICS RATE=$RATE tests/lab/netns-calib.sh run $nodes $q -- $*"
                 echo "$line" >>"$cmdf"
                 echo "# $line"
                 t0=$(date +%s)
@@ -156,7 +242,7 @@ calib() {
             done
         done
     done
-    echo "# reproduce: RATE=$RATE REPS=$REPS ITERS=$ITERS WARMUP=$WARMUP tests/lab/netns-calib.sh calib"
+    echo "# reproduce: NICS=$NICS RATE=$RATE REPS=$REPS ITERS=$ITERS WARMUP=$WARMUP tests/lab/netns-calib.sh calib"
 }
 
 [ "$(id -u)" = 0 ] || { echo "netns-calib.sh: needs root (ip netns, tc)" >&2; exit 77; }
@@ -167,5 +253,5 @@ case $cmd in
     teardown) teardown ;;
     run) run "$@" ;;
     calib) calib "$@" ;;
-    *) sed -n 2,22p "$0"; exit 2 ;;
+    *) awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "$0"; exit 2 ;;
 esac
