@@ -41,7 +41,7 @@
 # REPS (default 3), ITERS (default 5), WARMUP (default 1), NICS (node, the
 # default: one NIC per node; rank: one per rank), NODES and Q (NICS=rank),
 # MPIEXEC (default mpiexec.mpich), SKCAL_BINDSRC (a built bindsrc.so; else
-# it is compiled with cc).
+# it is compiled with cc), ALGOS and SIZES (calib's items and block sizes).
 set -eu
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -203,7 +203,8 @@ run() {
     return $rc
 }
 
-ALGOS=native,scattered,pairwise,sabre,fast,fast:pipeline=false,tuna_hier
+ALGOS=${ALGOS:-native,scattered,pairwise,sabre,fast,fast:pipeline=false,tuna_hier}
+SIZES=${SIZES:-64k,256k}
 
 calib() {
     if [ "$NICS" = rank ]; then
@@ -227,7 +228,7 @@ calib() {
         for wl in $workloads; do
             name=${wl%%:*}; param=${wl#*:}
             [ "$param" = "$wl" ] && param=
-            sizes=64k,256k
+            sizes=$SIZES
             for rep in $(seq 1 "$REPS"); do
                 csv="$out/real-$shape-$name${param:+-$param}-$rep.csv"
                 set -- --ranks-per-node "$q" --algos "$ALGOS" --workload "$name" \
