@@ -66,11 +66,14 @@ typedef struct skewshim_comm {
     skewshim_agreed slot_ag[SKEWSHIM_PLAN_CACHE_SLOTS];
     int slot_topo_q[SKEWSHIM_PLAN_CACHE_SLOTS];
     /* The agreed repeat count (core/agree.c): this rank's row and column
-     * of sizes at the last agreed call, and agreed calls in a row since
-     * the matrix last changed. */
+     * of sizes at the last agreed or reused call, calls in a row (agreed
+     * or reused) since the matrix last changed, and the reused calls since
+     * the last agreement with whether this rank's sizes changed in one. */
     uint64_t *prev_sr;      /* [2P]: send sizes, then receive sizes */
     int prev_p;             /* P of prev_sr; 0 when none is kept */
     uint64_t repeat_run;
+    uint64_t repeat_pending_calls;
+    uint64_t repeat_pending_changed;
     void *device;           /* owned by the device executors */
     struct skewshim_comm *next, *prev; /* list of live states, for finalize */
 } skewshim_comm;

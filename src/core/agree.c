@@ -99,12 +99,12 @@ static void fill(skewshim_call *c, const uint64_t *out)
 /* A job that repeats its exchange is told so by the exchange that agrees
  * (this allreduce, the matrix gather or the repeat check): each rank says
  * whether its own row of send sizes or column of receive sizes differs
- * from the ones it had at the communicator's last agreed call, and no rank
- * saying so is the whole matrix unchanged.  O(P) a rank, no extra message.
- * Keeps this call's row and column for the next.  A rank that cannot keep
- * them reports a change, which only keeps a rule from counting on a
- * repeat. */
-uint64_t skewshim_repeat_local(const skewshim_call *c)
+ * from the ones it had at the communicator's last call that agreed or
+ * reused, and no rank saying so is the whole matrix unchanged.  O(P) a
+ * rank, no extra message.  Keeps this call's row and column for the next.
+ * A rank that cannot keep them reports a change, which only keeps a rule
+ * from counting on a repeat. */
+static uint64_t row_col_changed(const skewshim_call *c)
 {
     skewshim_comm *cs = c->cs;
     size_t P = (size_t)c->size, bytes = P * sizeof(uint64_t);
@@ -124,10 +124,31 @@ uint64_t skewshim_repeat_local(const skewshim_call *c)
     return 1;
 }
 
+uint64_t skewshim_repeat_local(const skewshim_call *c)
+{
+    return row_col_changed(c) | c->cs->repeat_pending_changed;
+}
+
+/* A reused call agrees on nothing, yet it is a call of the run: each rank
+ * notes whether its own row or column changed, and the next agreement
+ * carries that word.  Which calls are reused is agreed (policy/reuse.h),
+ * so every rank counts the same calls.  Without this a job would reach a
+ * rule on repeats only after its reuse runs, up to 64 calls apart, and a
+ * build with CUDA (which reuses only native) and one without would count
+ * the same job differently. */
+void skewshim_repeat_reused(const skewshim_call *c)
+{
+    skewshim_comm *cs = c->cs;
+    cs->repeat_pending_changed |= row_col_changed(c);
+    cs->repeat_pending_calls++;
+}
+
 void skewshim_repeat_agreed(skewshim_call *c, uint64_t any_changed)
 {
     skewshim_comm *cs = c->cs;
-    cs->repeat_run = any_changed ? 0 : cs->repeat_run + 1;
+    cs->repeat_run = any_changed ? 0 : cs->repeat_run + 1 + cs->repeat_pending_calls;
+    cs->repeat_pending_changed = 0;
+    cs->repeat_pending_calls = 0;
     c->ag.repeats = cs->repeat_run;
 }
 

@@ -769,6 +769,7 @@ static void route_call(skewshim_call *c, int forced, route *r)
             r->need = 0;
             c->rule = rule;
             c->algo = (skewshim_algo_id)algo;
+            skewshim_repeat_reused(c);
         }
     }
 }

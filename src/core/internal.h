@@ -57,9 +57,12 @@ void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv);
  * reason, buffers, and skewshim_repeat_local's word, changed). */
 void skewshim_agree_local_tail(const skewshim_call *c, uint64_t changed, uint64_t *tail);
 /* This rank's share of the agreed repeat count: 1 when its row or column
- * of sizes differs from those at the communicator's last agreed call
- * (which it then keeps), else 0.  Once per agreed call. */
+ * of sizes differs from those at the communicator's last agreed or reused
+ * call (which it then keeps), or differed at a reused call since the last
+ * agreement, else 0.  Once per agreed call. */
 uint64_t skewshim_repeat_local(const skewshim_call *c);
+/* A reused call's share of the same: noted for the next agreement. */
+void skewshim_repeat_reused(const skewshim_call *c);
 /* The agreed count from the max over ranks of that word, into c->ag. */
 void skewshim_repeat_agreed(skewshim_call *c, uint64_t any_changed);
 void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen, int mismatch);

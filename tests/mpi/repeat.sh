@@ -29,6 +29,13 @@ policy allreduce '{max_block_bytes: [1G, inf], use: scattered}'
 policy repeated
 sed -i 's|  - {mtm: \[0, inf\], use: fast}|  - {repeats: [1, inf], use: sabre}|; s|^rules:|default: scattered\nrules:|' \
     "$TESTDIR/repeated.yaml"
+# The same rule from the fourth call of a matrix on, with agreements
+# reused: a build without CUDA reuses the scattered outcome of two agreed
+# calls for the third, which still counts towards the repeats, so both
+# builds go s s s, then gather on the fourth.
+policy threshold
+sed -i 's|  - {mtm: \[0, inf\], use: fast}|  - {repeats: [3, inf], use: sabre}|; s|^rules:|default: scattered\nrules:|; /^reuse_agreement/d' \
+    "$TESTDIR/threshold.yaml"
 cp "$TESTDIR/first.yaml" "$TESTDIR/forced.yaml"
 sed -i "s|first.jsonl|forced.jsonl|" "$TESTDIR/forced.yaml"
 # read NAME PATTERN: what the log says of the calls, one letter a call of
@@ -81,5 +88,7 @@ for n in $ranks; do
     run $n first "fast by a rule, matrix first" ggccg --algo auto --expect fast --again fast
     run $n allreduce "fast by a rule, allreduce first" ghhhg --algo auto --expect fast --again fast
     run $n repeated "sabre by a rule on repeats" sghhs --algo auto --expect scattered --again sabre
+    run $n threshold "sabre by a rule on 3 repeats, agreements reused" sssgs --algo auto \
+        --expect scattered --again any --workloads moe --types byte --seeds 1
 done
 done_testing

@@ -91,8 +91,8 @@ static void test_builtin(void)
     TAP_OK(!strcmp(p.source, "<built-in default>"), "built-in source name");
     TAP_OK(settings_are_default(&p),
            "conf/default.yaml states exactly the compiled-in defaults");
-    TAP_OK(p.nrules == 9, "built-in has 9 rules (got %d)", p.nrules);
-    if (p.nrules == 9) {
+    TAP_OK(p.nrules == 8, "built-in has 8 rules (got %d)", p.nrules);
+    if (p.nrules == 8) {
         const skewshim_rule *r = p.rules;
         TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA_HIER && r[0].buffers == SKEWSHIM_BUF_HOST &&
                    r[0].comm_size.lo == 64 && r[0].comm_size.hi < 0 &&
@@ -117,33 +117,27 @@ static void test_builtin(void)
                    r[3].avg_block_bytes.lo == 24 << 10 && !r[3].max_block_bytes.set,
                "rule 3: host, 64-256 ranks, send mtm <= 2, recv mtm >= 2.2, avg block >= 24 KiB "
                "-> fast");
-        TAP_OK(r[6].use == SKEWSHIM_ALGO_SCATTERED && r[6].buffers == SKEWSHIM_BUF_HOST &&
-                   r[6].comm_size.lo == 64 && r[6].comm_size.hi < 0 && !r[6].mtm.set &&
-                   r[6].max_block_bytes.lo == 128 << 10 && r[6].max_block_bytes.hi < 0 &&
-                   !r[6].repeats.set,
-               "rule 6: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
         TAP_OK(r[4].use == SKEWSHIM_ALGO_FAST && r[4].buffers == SKEWSHIM_BUF_HOST &&
-                   r[4].comm_size.lo == 256 && r[4].comm_size.hi < 0 &&
+                   r[4].comm_size.lo == 64 && r[4].comm_size.hi < 0 &&
                    r[4].max_block_bytes.lo == 128 << 10 && r[4].max_block_bytes.hi < 0 &&
                    r[4].send_mtm.hi == 2 && r[4].recv_mtm.lo == 2.2 &&
-                   r[4].repeats.lo == 1 && r[4].repeats.hi < 0,
-               "rule 4: host, >= 256 ranks, blocks >= 128 KiB, balanced senders, hot "
-               "receivers, a repeated matrix -> fast");
-        TAP_OK(r[5].use == SKEWSHIM_ALGO_SABRE && r[5].buffers == SKEWSHIM_BUF_HOST &&
-                   r[5].comm_size.lo == 256 && r[5].max_block_bytes.lo == 128 << 10 &&
-                   r[5].send_mtm.lo == 2.2 && r[5].send_mtm.hi < 0 && !r[5].recv_mtm.set &&
-                   r[5].repeats.lo == 1 && r[5].repeats.hi < 0,
-               "rule 5: host, >= 256 ranks, blocks >= 128 KiB, skewed senders, a repeated "
-               "matrix -> sabre");
+                   r[4].repeats.lo == 32 && r[4].repeats.hi < 0,
+               "rule 4: host, >= 64 ranks, blocks >= 128 KiB, balanced senders, hot "
+               "receivers, the matrix 32 calls in a row -> fast");
+        TAP_OK(r[5].use == SKEWSHIM_ALGO_SCATTERED && r[5].buffers == SKEWSHIM_BUF_HOST &&
+                   r[5].comm_size.lo == 64 && r[5].comm_size.hi < 0 && !r[5].mtm.set &&
+                   r[5].max_block_bytes.lo == 128 << 10 && r[5].max_block_bytes.hi < 0 &&
+                   !r[5].repeats.set,
+               "rule 5: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
+        TAP_OK(r[6].use == SKEWSHIM_ALGO_SABRE && r[6].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[6].comm_size.lo == 2 && r[6].avg_block_bytes.lo == 4 << 20 &&
+                   !r[6].mtm.set,
+               "rule 6: device, avg block >= 4 MiB -> sabre");
         TAP_OK(r[7].use == SKEWSHIM_ALGO_SABRE && r[7].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[7].comm_size.lo == 2 && r[7].avg_block_bytes.lo == 4 << 20 &&
-                   !r[7].mtm.set,
-               "rule 7: device, avg block >= 4 MiB -> sabre");
-        TAP_OK(r[8].use == SKEWSHIM_ALGO_SABRE && r[8].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[8].mtm.lo == 2.2 && r[8].avg_block_bytes.lo == 1 << 20,
-               "rule 8: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
+                   r[7].mtm.lo == 2.2 && r[7].avg_block_bytes.lo == 1 << 20,
+               "rule 7: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
         int same = 1;
-        for (int i = 0; i < 9; i++)
+        for (int i = 0; i < 8; i++)
             same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
                     r[i].line > 0;
         TAP_OK(same, "built-in rules carry the global params and their lines");
