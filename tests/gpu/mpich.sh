@@ -40,12 +40,16 @@ pack)
     cp -L "$build/.libs/libskewshim.so.0" "$dir/lib/" || exit 1
     # Every library the programs load, but the C library's own, which the
     # device machine has in a newer version.
+    # (The list goes through a file: an exit inside a pipeline would leave
+    # only its subshell.)
+    libs=$(dirname "$dir")/libs
     for f in "$dir/bin/skewshim-bench" "$dir/bin/mpiexec.hydra" "$dir/bin/hydra_pmi_proxy" "$dir/lib/libskewshim.so.0"; do
         LD_LIBRARY_PATH="$dir/lib" ldd "$f"
-    done | awk '$3 ~ /^\// { print $1, $3 }' | sort -u | while read -r name path; do
+    done | awk '$3 ~ /^\// { print $1, $3 }' | sort -u > "$libs"
+    while read -r name path; do
         case $name in libc.so*|libm.so*|libresolv.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) continue ;; esac
         [ -e "$dir/lib/$name" ] || cp -L "$path" "$dir/lib/$name" || exit 1
-    done
+    done < "$libs"
     cp -L /usr/lib/x86_64-linux-gnu/ucx/libuct_cma.so.0 "$dir/lib/ucx/" 2>/dev/null
     # What tests/lab/netns-calib.sh needs, for a machine that lacks it:
     # iproute2, util-linux's namespace tools, sysctl, and the source-address
@@ -54,10 +58,11 @@ pack)
     mkdir -p "$dir/net/bin" "$dir/net/lib" || exit 1
     for t in ip tc nsenter unshare sysctl; do
         cp "$(command -v $t)" "$dir/net/bin/" || exit 1
-        ldd "$(command -v $t)" | awk '$3 ~ /^\// { print $1, $3 }' | while read -r name path; do
+        ldd "$(command -v $t)" | awk '$3 ~ /^\// { print $1, $3 }' > "$libs"
+        while read -r name path; do
             case $name in libc.so*|libm.so*|ld-linux*) continue ;; esac
-            [ -e "$dir/net/lib/$name" ] || cp -L "$path" "$dir/net/lib/$name"
-        done
+            [ -e "$dir/net/lib/$name" ] || cp -L "$path" "$dir/net/lib/$name" || exit 1
+        done < "$libs"
     done
     cc -O2 -shared -fPIC -o "$dir/net/bindsrc.so" "$(dirname "$0")/../lab/bindsrc.c" -ldl || exit 1
     mpichversion 2>/dev/null | head -2 > "$dir/VERSION"

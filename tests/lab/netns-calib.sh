@@ -218,21 +218,23 @@ calib() {
     trap teardown EXIT INT TERM
     setup "$RATE"
     cmdf="$out/real-commands.txt"
+    # Everything that shaped the set, for its reproduce line.
+    set_env="NICS=$NICS RATE=$RATE REPS=$REPS ITERS=$ITERS WARMUP=$WARMUP SIZES=$SIZES ALGOS=$ALGOS"
+    [ "$NICS" = rank ] && set_env="$set_env NODES=${NODES:-2} Q=${Q:-2}"
     {
         echo "# Real runs: MPICH 4.0.2 (ch4:ucx), network namespaces over veth (NICS=$NICS: one NIC"
         echo "# per $NICS), tbf $RATE each way, $(nproc) cores; build $BUILD (non-ASan)."
-        echo "# Reproduce the whole set: NICS=$NICS RATE=$RATE REPS=$REPS ITERS=$ITERS WARMUP=$WARMUP tests/lab/netns-calib.sh calib"
+        echo "# Reproduce the whole set: $set_env tests/lab/netns-calib.sh calib"
     } >"$cmdf"
     for shape in $shapes; do
         nodes=${shape%x*}; q=${shape#*x}
         for wl in $workloads; do
             name=${wl%%:*}; param=${wl#*:}
             [ "$param" = "$wl" ] && param=
-            sizes=$SIZES
             for rep in $(seq 1 "$REPS"); do
                 csv="$out/real-$shape-$name${param:+-$param}-$rep.csv"
                 set -- --ranks-per-node "$q" --algos "$ALGOS" --workload "$name" \
-                    ${param:+--param $param} --sizes $sizes --iters "$ITERS" --warmup "$WARMUP" \
+                    ${param:+--param $param} --sizes "$SIZES" --iters "$ITERS" --warmup "$WARMUP" \
                     --csv "$csv"
                 line="NICS=$NICS RATE=$RATE tests/lab/netns-calib.sh run $nodes $q -- $*"
                 echo "$line" >>"$cmdf"
@@ -243,7 +245,7 @@ calib() {
             done
         done
     done
-    echo "# reproduce: NICS=$NICS RATE=$RATE REPS=$REPS ITERS=$ITERS WARMUP=$WARMUP tests/lab/netns-calib.sh calib"
+    echo "# reproduce: $set_env tests/lab/netns-calib.sh calib"
 }
 
 [ "$(id -u)" = 0 ] || { echo "netns-calib.sh: needs root (ip netns, tc)" >&2; exit 77; }
