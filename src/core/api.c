@@ -39,9 +39,11 @@ static int parse_int(const char *v, long lo, long *out)
     return 0;
 }
 
-/* Bit of skewshim_g.ov_mask for topology.ranks_per_node, after the
- * parameter table's bits (bit i: table entry i). */
+/* Bits of skewshim_g.ov_mask for the topology keys, after the parameter
+ * table's bits (bit i: table entry i). */
 #define OV_RANKS_PER_NODE (1u << SKEWSHIM_NPARAMS)
+#define OV_NICS_PER_NODE (1u << (SKEWSHIM_NPARAMS + 1))
+#define OV_TOPOLOGY (OV_RANKS_PER_NODE | OV_NICS_PER_NODE)
 
 int skewshim_set_param(const char *name, const char *value)
 {
@@ -49,6 +51,8 @@ int skewshim_set_param(const char *name, const char *value)
     unsigned bit = i >= 0 ? 1u << i : 0;
     if (name && strcmp(name, "topology.ranks_per_node") == 0)
         bit = OV_RANKS_PER_NODE;
+    if (name && strcmp(name, "topology.nics_per_node") == 0)
+        bit = OV_NICS_PER_NODE;
     if (!bit)
         return -1;
     /* Parsed into a copy, published under the lock: a call in another
@@ -58,6 +62,9 @@ int skewshim_set_param(const char *name, const char *value)
     if (value && bit == OV_RANKS_PER_NODE) {
         if (strcmp(value, "auto") != 0 && parse_int(value, 1, &x))
             return -1;
+    } else if (value && bit == OV_NICS_PER_NODE) {
+        if (parse_int(value, 1, &x) || x > 1 << 20)
+            return -1;
     } else if (value && skewshim_param_parse(&skewshim_param_table[i], value, &v)) {
         return -1;
     }
@@ -66,6 +73,8 @@ int skewshim_set_param(const char *name, const char *value)
         __atomic_and_fetch(&skewshim_g.ov_mask, ~bit, __ATOMIC_RELEASE);
     else if (bit == OV_RANKS_PER_NODE)
         skewshim_g.ov_ranks_per_node = (int)x;
+    else if (bit == OV_NICS_PER_NODE)
+        skewshim_g.ov_nics_per_node = (int)x;
     else
         skewshim_param_copy(i, &skewshim_g.ov, &v);
     if (value)
@@ -77,10 +86,10 @@ int skewshim_set_param(const char *name, const char *value)
 void skewshim_apply_overrides(skewshim_params *p)
 {
     /* The common case, no override at all, takes no lock. */
-    if (!(__atomic_load_n(&skewshim_g.ov_mask, __ATOMIC_RELAXED) & ~OV_RANKS_PER_NODE))
+    if (!(__atomic_load_n(&skewshim_g.ov_mask, __ATOMIC_RELAXED) & ~OV_TOPOLOGY))
         return;
     pthread_mutex_lock(&skewshim_g.lock);
-    skewshim_params_copy_masked(p, &skewshim_g.ov, skewshim_g.ov_mask & ~OV_RANKS_PER_NODE);
+    skewshim_params_copy_masked(p, &skewshim_g.ov, skewshim_g.ov_mask & ~OV_TOPOLOGY);
     pthread_mutex_unlock(&skewshim_g.lock);
 }
 
@@ -94,6 +103,17 @@ int skewshim_ranks_per_node(void)
     if (q >= 0)
         return q;
     return skewshim_g.policy.ranks_per_node;
+}
+
+int skewshim_nics_per_node(void)
+{
+    if (!(__atomic_load_n(&skewshim_g.ov_mask, __ATOMIC_RELAXED) & OV_NICS_PER_NODE))
+        return skewshim_g.policy.nics_per_node;
+    pthread_mutex_lock(&skewshim_g.lock);
+    int m = skewshim_g.ov_mask & OV_NICS_PER_NODE ? skewshim_g.ov_nics_per_node
+                                                   : skewshim_g.policy.nics_per_node;
+    pthread_mutex_unlock(&skewshim_g.lock);
+    return m;
 }
 
 void skewshim_set_last(const skewshim_call *c, skewshim_reason reason)

@@ -318,7 +318,7 @@ static int pays_back(skewshim_call *c, const skewshim_params *p)
         .P = c->size,
         .nodes = t->nnodes,
         .per_node = t->max_per_node,
-        .m = skewshim_g.policy.nics_per_node,
+        .m = skewshim_nics_per_node(),
         .B1 = p->model_intra_bw,
         .B2 = p->model_inter_bw,
         .latency = p->model_latency,

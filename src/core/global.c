@@ -215,7 +215,7 @@ int skewshim_global_exchange(skewshim_call *c)
 static int make_plan(const skewshim_call *c, skewshim_plan_entry *e, const skewshim_matrix *m)
 {
     const skewshim_topo *t = &c->cs->topo;
-    int nics = skewshim_g.policy.nics_per_node;
+    int nics = skewshim_nics_per_node();
     int sabre = c->algo == SKEWSHIM_ALGO_SABRE;
     memset(&e->rep, 0, sizeof e->rep);
     e->rep.regime = -1;
@@ -322,7 +322,7 @@ uint64_t skewshim_global_plan(skewshim_call *c)
     k.nranks = c->size;
     k.ranks_per_node = cs->topo_q;
     k.nnodes = cs->topo.nnodes;
-    k.nics = skewshim_g.policy.nics_per_node;
+    k.nics = skewshim_nics_per_node();
     if (c->algo == SKEWSHIM_ALGO_SABRE) {
         k.alpha = c->params->sabre_alpha;
         k.mtm_threshold = c->params->sabre_mtm_threshold;

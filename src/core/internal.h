@@ -28,10 +28,11 @@ typedef struct skewshim_state {
     int thread_level;
     MPI_Op agree_op;
     /* tool overrides (include/skewshim.h): bit i is entry i of the
-     * parameter table; ranks_per_node has the bit after them (api.c) */
+     * parameter table; ranks_per_node and nics_per_node have the two bits
+     * after them (api.c) */
     unsigned ov_mask;
     skewshim_params ov;
-    int ov_ranks_per_node;
+    int ov_ranks_per_node, ov_nics_per_node;
     /* totals for the summary, under lock */
     pthread_mutex_t lock;
     skewshim_totals totals;
@@ -80,6 +81,8 @@ int skewshim_type_layout(MPI_Datatype t, int *size, MPI_Aint *extent, MPI_Aint *
 
 /* The ranks_per_node in force (tool override, else policy; 0 = shared split). */
 int skewshim_ranks_per_node(void);
+/* The nics_per_node in force (tool override, else policy). */
+int skewshim_nics_per_node(void);
 /* Effective parameters: the chosen ones with tool overrides applied. */
 void skewshim_apply_overrides(skewshim_params *p);
 

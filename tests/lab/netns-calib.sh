@@ -41,7 +41,10 @@
 # REPS (default 3), ITERS (default 5), WARMUP (default 1), NICS (node, the
 # default: one NIC per node; rank: one per rank), NODES and Q (NICS=rank),
 # MPIEXEC (default mpiexec.mpich), SKCAL_BINDSRC (a built bindsrc.so; else
-# it is compiled with cc), ALGOS and SIZES (calib's items and block sizes).
+# it is compiled with cc), ALGOS, SIZES and WORKLOADS (calib's items, block
+# sizes and workloads, NAME:PARAM separated by spaces), THROTTLES (calib: the
+# values of MPICH's MPIR_CVAR_ALLTOALL_THROTTLE to run every job under, in
+# turn; empty, the default, leaves MPICH at its own, 32 in 4.0.2).
 set -eu
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -179,9 +182,11 @@ run() {
         prev=$x
     done
     [ -n "$csv" ] && want=$((1 + ${na:-1} * ${ns:-1})) && rm -f "$csv"
+    envlist=SKCAL_Q,SKEWSHIM_LOG_LEVEL
+    [ -n "${MPIR_CVAR_ALLTOALL_THROTTLE:-}" ] && envlist=$envlist,MPIR_CVAR_ALLTOALL_THROTTLE
     SKCAL_Q=$q SKEWSHIM_LOG_LEVEL=off \
         timeout 900 $MPIEXEC -launcher fork -hosts $hosts -ppn "$q" -n $((nodes * q)) \
-        -genvlist SKCAL_Q,SKEWSHIM_LOG_LEVEL \
+        -genvlist $envlist \
         $WRAP "$BUILD/skewshim-bench" "$@" &
     pid=$!
     if [ "$want" -gt 0 ]; then
@@ -209,10 +214,10 @@ SIZES=${SIZES:-64k,256k}
 calib() {
     if [ "$NICS" = rank ]; then
         out=${1:-$TOP/doc/perf/lab/calib-netns-nics}
-        shapes="${NODES:-2}x${Q:-2}"; workloads="hot_recv:0.25 moe:0.8 zipf:0.8 equal"
+        shapes="${NODES:-2}x${Q:-2}"; workloads=${WORKLOADS:-hot_recv:0.25 moe:0.8 zipf:0.8 equal}
     else
         out=${1:-$TOP/doc/perf/lab/calib-netns}
-        shapes="2x2 2x1"; workloads="zipf:0.8 moe:0.8 equal"
+        shapes="2x2 2x1"; workloads=${WORKLOADS:-zipf:0.8 moe:0.8 equal}
     fi
     mkdir -p "$out"
     trap teardown EXIT INT TERM
@@ -220,6 +225,7 @@ calib() {
     cmdf="$out/real-commands.txt"
     # Everything that shaped the set, for its reproduce line.
     set_env="NICS=$NICS RATE=$RATE REPS=$REPS ITERS=$ITERS WARMUP=$WARMUP SIZES=$SIZES ALGOS=$ALGOS"
+    set_env="$set_env WORKLOADS='$workloads'${THROTTLES:+ THROTTLES='$THROTTLES'}"
     [ "$NICS" = rank ] && set_env="$set_env NODES=${NODES:-2} Q=${Q:-2}"
     {
         echo "# Real runs: MPICH 4.0.2 (ch4:ucx), network namespaces over veth (NICS=$NICS: one NIC"
@@ -232,16 +238,28 @@ calib() {
             name=${wl%%:*}; param=${wl#*:}
             [ "$param" = "$wl" ] && param=
             for rep in $(seq 1 "$REPS"); do
-                csv="$out/real-$shape-$name${param:+-$param}-$rep.csv"
-                set -- --ranks-per-node "$q" --algos "$ALGOS" --workload "$name" \
-                    ${param:+--param $param} --sizes "$SIZES" --iters "$ITERS" --warmup "$WARMUP" \
-                    --csv "$csv"
-                line="NICS=$NICS RATE=$RATE tests/lab/netns-calib.sh run $nodes $q -- $*"
-                echo "$line" >>"$cmdf"
-                echo "# $line"
-                t0=$(date +%s)
-                run "$nodes" "$q" -- "$@" >/dev/null || echo "#   FAILED rc=$?"
-                echo "#   $(( $(date +%s) - t0 )) s"
+                # Each throttle in turn within a repetition, so that a drift
+                # of the machine falls on all of them alike.
+                for thr in ${THROTTLES:-default}; do
+                    sfx=; cvar=
+                    [ "$thr" != default ] && sfx=-thr$thr && cvar="MPIR_CVAR_ALLTOALL_THROTTLE=$thr "
+                    csv="$out/real-$shape-$name${param:+-$param}$sfx-$rep.csv"
+                    # With a NIC per rank the shim is told so, as a user
+                    # of such nodes would tell it in the policy: SABRE's
+                    # lanes are then the node's NICs, not one.
+                    nics=; [ "$NICS" = rank ] && nics="--set topology.nics_per_node=$q"
+                    set -- --ranks-per-node "$q" $nics --algos "$ALGOS" --workload "$name" \
+                        ${param:+--param $param} --sizes "$SIZES" --iters "$ITERS" --warmup "$WARMUP" \
+                        --csv "$csv"
+                    line="${cvar}NICS=$NICS RATE=$RATE tests/lab/netns-calib.sh run $nodes $q -- $*"
+                    echo "$line" >>"$cmdf"
+                    echo "# $line"
+                    t0=$(date +%s)
+                    if [ -n "$cvar" ]; then export MPIR_CVAR_ALLTOALL_THROTTLE=$thr
+                    else unset MPIR_CVAR_ALLTOALL_THROTTLE; fi
+                    run "$nodes" "$q" -- "$@" >/dev/null || echo "#   FAILED rc=$?"
+                    echo "#   $(( $(date +%s) - t0 )) s"
+                done
             done
         done
     done

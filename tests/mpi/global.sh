@@ -1,6 +1,7 @@
 #!/bin/sh
 # SABRE and FAST over PMPI point-to-point on host buffers, emulated nodes of
-# 1..4 ranks (uneven included), both SABRE regimes, FAST with and without
+# 1..4 ranks (uneven included), both SABRE regimes (the highly skewed one
+# with one NIC a node and one a rank), FAST with and without
 # pipelining; the plan cache is exercised by repeated seeds.
 . "${top_srcdir:-.}/tests/mpi/lib.sh"
 W=uniform,hot_send,hot_recv,zipf,moe,zero
@@ -12,6 +13,8 @@ for n in $ranks; do
     for q in 1 2 3 4; do
         [ $q -le $n ] || continue
         check $n "sabre q=$q high" --algo sabre --param topology.ranks_per_node=$q --param sabre.mtm_threshold=1 --workloads $W
+        # One NIC per rank (SABRE's Perlmutter nodes): lanes are ranks.
+        [ $q -ge 2 ] && check $n "sabre q=$q high, $q NICs" --algo sabre --param topology.ranks_per_node=$q --param topology.nics_per_node=$q --param sabre.mtm_threshold=1 --workloads $W
         check $n "sabre q=$q low" --algo sabre --param topology.ranks_per_node=$q --param sabre.mtm_threshold=1000 --workloads $W
         check $n "fast q=$q" --algo fast --param topology.ranks_per_node=$q --workloads $W --types byte,double
         check $n "fast q=$q no pipeline" --algo fast --param topology.ranks_per_node=$q --param fast.pipeline=false --workloads uniform,hot_recv
