@@ -138,13 +138,15 @@ def wide(a, real, real_nat, lab, lab_nat):
         for x in real[k]:
             if x != "native" and x not in algos and k in lab and x in lab[k]:
                 algos.append(x)
-    print("| P | workload | S | native us: measured / lab | " +
+    # With --match-rpn two shapes of one P are two rows: say which is which.
+    q = "ranks/node | " if a.match_rpn else ""
+    print("| P | " + q + "workload | S | native us: measured / lab | " +
           " | ".join(short.get(x, x) for x in algos) + " |")
-    print("|---|---|---|---|" + "---|" * len(algos))
+    print("|---|" + ("---|" if q else "") + "---|---|---|" + "---|" * len(algos))
     for k in sorted(real):
         if k not in lab:
             continue
-        cells = ["%d" % k[0], k[2], "%d" % k[3],
+        cells = ["%d" % k[0]] + (["%d" % k[1]] if q else []) + [k[2], "%d" % k[3],
                  "%.0f / %.0f" % (statistics.median(real_nat[k]), lab_nat[k])
                  if real_nat[k][0] >= 100 else
                  "%.1f / %.1f" % (statistics.median(real_nat[k]), lab_nat[k])]
