@@ -35,6 +35,9 @@ desc = {
                   "share memory (UCX's posix and sysv transports in the node's IPC "
                   "namespace; 10 GB/s and 0.3 us rank to rank, as this-machine.xml); "
                   "20 us one way between nodes, as netns-veth.xml",
+    "netns-nics4-200m": "tests/lab/netns-calib.sh with NICS=rank and RATE=200mbit: "
+                        "netns-nics4 with ten times the NIC rate (23.9 MB/s of TCP "
+                        "payload each way), the same latencies",
 }.get(name, name)
 P = G * nodes
 o = []
