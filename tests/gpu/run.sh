@@ -199,6 +199,14 @@ for algo in nccl_fanout sabre fast; do
     run 8 yes "$WORK/emul.yaml" --algo $algo --types byte,int --comms world,dup
     ok $? "$algo, 2 nodes x 4 (IPC + NCCL): $(summary)"
 done
+# SABRE's relay told several NICs a node: lanes are ranks, pieces go to and
+# come from node peers over IPC (told one, the relay sends every block
+# straight, which the cases above check).
+for nics in 4 2; do
+    run 8 yes "$WORK/emul.yaml" --algo sabre --param topology.nics_per_node=$nics \
+        --param sabre.mtm_threshold=1 --types byte,int
+    ok $? "sabre's relay with $nics NICs a node, 2 nodes x 4 (IPC + NCCL): $(summary)"
+done
 # MB-sized blocks with the receive buffer cleared (cudaMemset on the legacy
 # stream) just before every call: IPC pushes from peers must not land
 # before that clear has run (the bench verifies every call it checks).
