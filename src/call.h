@@ -34,6 +34,7 @@ typedef struct skewshim_agreed {
 /* Extra per-call facts a planner reports for the log (SABRE/FAST). */
 typedef struct skewshim_plan_info {
     int regime;                   /* SABRE: 1 high, 0 low; -1 n/a */
+    int nics;                     /* SABRE: the NICs per node it planned for; 0 n/a */
     int stages;
     int cache_hit;                /* -1 n/a */
     double t_pred, t_lb;          /* model seconds; 0 when n/a */

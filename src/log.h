@@ -39,7 +39,7 @@ typedef struct skewshim_record {
     uint64_t rounds;
     uint64_t messages, bytes_sent, bytes_forwarded;
     /* planner extras, -1 / 0 when not applicable */
-    int regime, stages, cache_hit;
+    int regime, stages, cache_hit, nics;
     int64_t repeats;              /* agreed repeat count; -1 where nothing agreed */
     double t_pred, t_lb;
     uint64_t meta_bytes;

@@ -523,6 +523,7 @@ static void log_call(skewshim_call *c, skewshim_reason reason, double t)
     r.bytes_sent = c->stats.bytes_sent;
     r.bytes_forwarded = c->stats.bytes_forwarded;
     r.regime = c->info.regime;
+    r.nics = c->info.nics;
     r.stages = c->info.stages;
     r.cache_hit = c->info.cache_hit;
     r.repeats = c->ag.valid ? (int64_t)c->ag.repeats : -1;

@@ -272,6 +272,9 @@ static void report(skewshim_call *c, const skewshim_plan_cache *pc)
     const skewshim_plan_entry *e = pc->cur;
     c->stats = e->slice.stats;
     c->info.regime = e->rep.regime;
+    /* With one NIC a node SABRE's relay has one lane and sends every block
+     * straight: the record says which it planned for. */
+    c->info.nics = e->key.algo == SKEWSHIM_ALGO_SABRE ? e->key.nics : 0;
     c->info.stages = e->rep.stages;
     c->info.cache_hit = pc->cur_hit;
     c->info.t_pred = e->t_pred;

@@ -81,6 +81,8 @@ static void record_extras(sbuf *b, const skewshim_record *r)
 {
     if (r->regime >= 0)
         kv_str(b, "regime", r->regime ? "high" : "low");
+    if (r->nics > 0)
+        kv_int(b, "nics", r->nics);
     if (r->stages > 0)
         kv_int(b, "stages", r->stages);
     if (r->cache_hit >= 0) {

@@ -18,11 +18,19 @@ calls = [r for r in recs if "call" in r and "matrix" not in r]
 mats = [r["matrix"] for r in recs if "matrix" in r]
 ok = all(c["algo"] == "sabre" and c["size"] == 4 and c["nodes"] == 2 for c in calls)
 ok &= all("regime" in c and "t_lb_us" in c and "cache_hit" in c for c in calls)
+ok &= all(c.get("nics") == 1 for c in calls)
 ok &= all(c["time_us"] > 0 and c["messages"] >= 0 for c in calls)
 ok &= all(len(m["bytes"]) == 4 and all(len(r) == 4 for r in m["bytes"]) for m in mats)
 sys.exit(0 if ok else 1)
 PYEOF
-ok $? "records carry algo, size, nodes, regime, T_LB, cache hit; matrices are 4x4"
+ok $? "records carry algo, size, nodes, regime, NICs, T_LB, cache hit; matrices are 4x4"
+# A policy that says two NICs a node: SABRE's record says what it planned for.
+printf 'version: 1\ntopology: {ranks_per_node: 2, nics_per_node: 2}\nlog: {level: calls, path: "%s/nics.jsonl"}\n' "$TESTDIR" > "$TESTDIR/n.yaml"
+SKEWSHIM_ALGORITHM=sabre SKEWSHIM_CONFIG="$TESTDIR/n.yaml" mpirun_n 4 "$CHECK" --algo sabre --workloads hot_recv --seeds 1 --types byte
+rc=$?
+"$PY" -c 'import json, sys; c = [json.loads(l) for l in open(sys.argv[1]) if "\"call\"" in l]; sys.exit(0 if c and all(r.get("nics") == 2 and r["algo"] == "sabre" for r in c) else 1)' "$TESTDIR/nics.jsonl"
+py=$?
+[ $rc -eq 0 ] && [ $py -eq 0 ]; ok $? "with nics_per_node: 2 every sabre record says \"nics\": 2"
 # The figures of every record, merged over ranks from each rank's own row
 # and column, against the same figures computed here from the call's matrix
 # (level matrix logs it): integers equal, numbers as the log prints them
