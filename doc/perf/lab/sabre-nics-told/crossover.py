@@ -3,7 +3,7 @@
 (mtm_threshold=1000) against the inter-node MTM of each matrix, told the
 platform's NICs and told one, on both GPU-like platforms at P = 16
 (doc/performance.md, "SABRE told its NICs").  Run from the repository root:
-    python3 doc/perf/lab/sabre-nics-told/crossover.py
+    doc/perf/lab/sabre-nics-told/crossover.py
 reads the sweeps in doc/perf/lab/sabre-nics-{told,1}/mtm-*-p16 and the MTMs
 (doc/perf/lab/sabre-mtm-charge-digest: gpu-h200; mtm-perlmutter-p16-mtms),
 writes doc/perf/lab/sabre-nics-told/crossover.png."""
