@@ -212,10 +212,12 @@ int skewshim_global_exchange(skewshim_call *c)
 /* Each rank plans only its own slice (the slice planners give exactly the
  * slice of the global plan, and the largest temp of any rank); the global
  * plan is built only when per-call logging wants its simulated time. */
-static int make_plan(const skewshim_call *c, skewshim_plan_entry *e, const skewshim_matrix *m)
+/* nics is the plan key's: read once a call, so the plan and its key agree
+ * even if a tool changes the count meanwhile. */
+static int make_plan(const skewshim_call *c, skewshim_plan_entry *e, const skewshim_matrix *m,
+                     int nics)
 {
     const skewshim_topo *t = &c->cs->topo;
-    int nics = skewshim_nics_per_node();
     int sabre = c->algo == SKEWSHIM_ALGO_SABRE;
     memset(&e->rep, 0, sizeof e->rep);
     e->rep.regime = -1;
@@ -403,7 +405,7 @@ uint64_t skewshim_global_plan(skewshim_call *c)
         e = skewshim_plan_victim(pc);
         e->matrix = mine ? mine : take_matrix(pc, P, row);
         skewshim_matrix m = {P, e->matrix};
-        if (make_plan(c, e, &m)) {
+        if (make_plan(c, e, &m, k.nics)) {
             free(e->matrix);
             memset(e, 0, sizeof *e);
             pc->cur = NULL;
