@@ -93,27 +93,28 @@ void skewshim_apply_overrides(skewshim_params *p)
     pthread_mutex_unlock(&skewshim_g.lock);
 }
 
+/* A topology key in force: the tool's override (read under the lock, as
+ * skewshim_set_param writes it), else the policy's value. */
+static int topology_value(unsigned bit, const int *ov, int policy_value)
+{
+    if (!(__atomic_load_n(&skewshim_g.ov_mask, __ATOMIC_RELAXED) & bit))
+        return policy_value;
+    pthread_mutex_lock(&skewshim_g.lock);
+    int v = skewshim_g.ov_mask & bit ? *ov : policy_value;
+    pthread_mutex_unlock(&skewshim_g.lock);
+    return v;
+}
+
 int skewshim_ranks_per_node(void)
 {
-    if (!(__atomic_load_n(&skewshim_g.ov_mask, __ATOMIC_RELAXED) & OV_RANKS_PER_NODE))
-        return skewshim_g.policy.ranks_per_node;
-    pthread_mutex_lock(&skewshim_g.lock);
-    int q = skewshim_g.ov_mask & OV_RANKS_PER_NODE ? skewshim_g.ov_ranks_per_node : -1;
-    pthread_mutex_unlock(&skewshim_g.lock);
-    if (q >= 0)
-        return q;
-    return skewshim_g.policy.ranks_per_node;
+    return topology_value(OV_RANKS_PER_NODE, &skewshim_g.ov_ranks_per_node,
+                          skewshim_g.policy.ranks_per_node);
 }
 
 int skewshim_nics_per_node(void)
 {
-    if (!(__atomic_load_n(&skewshim_g.ov_mask, __ATOMIC_RELAXED) & OV_NICS_PER_NODE))
-        return skewshim_g.policy.nics_per_node;
-    pthread_mutex_lock(&skewshim_g.lock);
-    int m = skewshim_g.ov_mask & OV_NICS_PER_NODE ? skewshim_g.ov_nics_per_node
-                                                   : skewshim_g.policy.nics_per_node;
-    pthread_mutex_unlock(&skewshim_g.lock);
-    return m;
+    return topology_value(OV_NICS_PER_NODE, &skewshim_g.ov_nics_per_node,
+                          skewshim_g.policy.nics_per_node);
 }
 
 void skewshim_set_last(const skewshim_call *c, skewshim_reason reason)
