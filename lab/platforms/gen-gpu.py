@@ -38,6 +38,9 @@ desc = {
     "netns-nics4-200m": "tests/lab/netns-calib.sh with NICS=rank and RATE=200mbit: "
                         "netns-nics4 with ten times the NIC rate (23.9 MB/s of TCP "
                         "payload each way), the same latencies",
+    "netns-nics2-200m": "tests/lab/netns-calib.sh with NICS=rank, NODES=8, Q=2 and "
+                        "RATE=200mbit: 8 nodes of 2 ranks, a 23.9 MB/s NIC per rank, "
+                        "the latencies of netns-nics",
 }.get(name, name)
 P = G * nodes
 o = []
