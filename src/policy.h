@@ -44,6 +44,10 @@ typedef struct skewshim_rule {
      * schedule that gathers the matrix pays that once per matrix, and only
      * a job that repeats it gets the rest of the gain. */
     skewshim_range repeats;
+    /* Nodes the communicator spans: a fact of the communicator, known to
+     * every rank alike, so a rule can hold for jobs across nodes only
+     * without an agreement per call. */
+    skewshim_range nodes;
     int buffers;                  /* SKEWSHIM_BUF_* */
     skewshim_algo_id use;         /* never AUTO */
     skewshim_params params;
@@ -82,6 +86,7 @@ typedef struct skewshim_facts {
     double send_mtm, recv_mtm;    /* its two sides; mtm is the larger */
     double repeats;               /* agreed calls in a row before with this matrix */
     int buffers;                  /* SKEWSHIM_BUF_HOST or _DEVICE */
+    int nodes;                    /* nodes the communicator spans */
 } skewshim_facts;
 
 /* Error with the place it comes from.  line/column are 1-based, 0 when
@@ -112,22 +117,24 @@ void skewshim_policy_free(skewshim_policy *p);
  * (then *algo = policy->fallback and *params = &policy->params). */
 int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
                            skewshim_algo_id *algo, const skewshim_params **params);
-/* Whether every rule that can match a call on comm_size ranks leads to the
- * same algorithm with the same parameters (the default included when a call
- * can get past them all), so that choosing needs nothing agreed.  Rules for
- * device buffers count only when device_possible.  Returns 1 with *rule the
- * rule that decides (-1: the default), else 0.  Rank-invariant. */
-int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int device_possible,
-                                 int *rule);
-/* The algorithms a call on comm_size ranks can get from the rules and the
- * default (bit id set for each), with rules for device buffers counted only
- * when device_possible.  Rank-invariant: lets the caller see, before any
- * exchange, whether every candidate but native needs the whole size matrix
- * (then the matrix exchange is the agreement). */
+/* Whether every rule that can match a call on comm_size ranks spanning
+ * nodes nodes leads to the same algorithm with the same parameters (the
+ * default included when a call can get past them all), so that choosing
+ * needs nothing agreed.  Rules for device buffers count only when
+ * device_possible.  Returns 1 with *rule the rule that decides (-1: the
+ * default), else 0.  Rank-invariant. */
+int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int nodes,
+                                 int device_possible, int *rule);
+/* The algorithms a call on comm_size ranks spanning nodes nodes can get
+ * from the rules and the default (bit id set for each), with rules for
+ * device buffers counted only when device_possible.  Rank-invariant: lets
+ * the caller see, before any exchange, whether every candidate but native
+ * needs the whole size matrix (then the matrix exchange is the agreement). */
+unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int nodes,
+                                    int device_possible);
 /* Whether a rule matches on facts of the call (block sizes, skew) that the
  * ranks must agree on, rather than on the communicator alone. */
 int skewshim_rule_uses_facts(const skewshim_rule *r);
-unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int device_possible);
 int skewshim_params_equal(const skewshim_params *a, const skewshim_params *b);
 
 #endif

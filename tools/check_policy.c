@@ -31,6 +31,7 @@ static void print_rules(const skewshim_policy *p)
         const skewshim_rule *r = &p->rules[i];
         char m[512] = "";
         range_text("comm_size", &r->comm_size, m, sizeof m);
+        range_text("nodes", &r->nodes, m, sizeof m);
         range_text("max_block_bytes", &r->max_block_bytes, m, sizeof m);
         range_text("avg_block_bytes", &r->avg_block_bytes, m, sizeof m);
         range_text("mtm", &r->mtm, m, sizeof m);

@@ -691,7 +691,9 @@ static int handled_early(skewshim_call *c, int *rc)
          * at its first call) takes the same short path.  Only an
          * intra-communicator has a state. */
         skewshim_comm *known = skewshim_comm_peek(c->comm);
-        if (known && known->fixed_native) {
+        /* The nodes it was decided on must still be the nodes: a rule can
+         * match on them, and topology.ranks_per_node may change at run time. */
+        if (known && known->fixed_native && known->topo_q == skewshim_ranks_per_node()) {
             known->ncalls++;
             c->cs = known;
             *rc = forced_native(c);
@@ -798,6 +800,7 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
         const skewshim_agreed *ag = &c->ag;
         skewshim_facts f = {
             .comm_size = c->size,
+            .nodes = c->cs->topo.nnodes,
             .max_block_bytes = (double)ag->max_block_bytes,
             .avg_block_bytes = (double)ag->sum_send / ((double)c->size * c->size),
             .mtm = ag->valid ? ag->skew.mtm_inter : 1.0,
@@ -891,14 +894,15 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     c.rank = cs->rank;
     c.size = cs->size;
     int logged = level >= SKEWSHIM_LOG_CALLS && cs->ncalls % (uint64_t)skewshim_log_sample() == 0;
+    /* First, since the fixed choice rests on the nodes. */
+    if (skewshim_comm_topo_update(cs))
+        return local_failure(&c, MPI_ERR_NO_MEM);
     if (forced < 0 && !logged && cs->fixed_native) {
         /* The first call on a communicator where the policy can only say
          * native: from the next one on, handled_early catches it. */
         cs->ncalls++;
         return forced_native(&c);
     }
-    if (skewshim_comm_topo_update(cs))
-        return local_failure(&c, MPI_ERR_NO_MEM);
     /* MPI requires MPI_IN_PLACE on all ranks or none: rank-invariant. */
     if (c.in_place)
         skewshim_inplace_describe(&c);

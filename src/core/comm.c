@@ -98,42 +98,6 @@ static int shared_keys(skewshim_comm *cs, int *all)
     return rc;
 }
 
-int skewshim_comm_topo_update(skewshim_comm *cs)
-{
-    int q = skewshim_ranks_per_node();
-    if (cs->topo.nranks == cs->size && cs->topo_q == q)
-        return 0;
-    skewshim_topo_free(&cs->topo);
-    cs->topo_q = q;
-    if (q <= 0)
-        return skewshim_topo_from_keys(&cs->topo, cs->size, cs->shm_keys);
-    /* Emulated nodes are q consecutive ranks of MPI_COMM_WORLD, like real
-     * nodes under block placement; a communicator's ranks keep the node
-     * of their world rank (an even/odd split of 4 ranks spans 2 nodes). */
-    int *key = malloc((size_t)(cs->size > 0 ? cs->size : 1) * sizeof *key);
-    if (!key)
-        return -1;
-    for (int i = 0; i < cs->size; i++)
-        key[i] = cs->world_of[i] / q;
-    int rc = skewshim_topo_from_keys(&cs->topo, cs->size, key);
-    free(key);
-    if (rc)
-        cs->topo_q = -1;   /* so the next call tries again */
-    return rc;
-}
-
-int skewshim_scratch_grow(void **buf, uint64_t *cap, uint64_t need)
-{
-    if (need <= *cap)
-        return MPI_SUCCESS;
-    void *p = need <= SIZE_MAX ? realloc(*buf, (size_t)need) : NULL;
-    if (!p)
-        return MPI_ERR_NO_MEM;
-    *buf = p;
-    *cap = need;
-    return MPI_SUCCESS;
-}
-
 /* Without an agreement no rank knows where the others' buffers live.  Only
  * the MPI library itself runs any mix of host and device buffers, so a
  * choice fixed in advance may skip the agreement only when it is native,
@@ -151,23 +115,71 @@ static int fixed_is_safe(int rule)
 }
 
 /* Decided once per communicator from rank-invariant facts only (the
- * policy, the size, and device_possible, agreed): every member takes the
- * same path without talking (doc/decisions.md). */
+ * policy, the size, the nodes it spans, and device_possible, agreed):
+ * every member takes the same path without talking (doc/decisions.md).
+ * Again whenever the nodes change (topology.ranks_per_node set at run
+ * time), since a rule can match on them. */
 static void fix_choice(skewshim_comm *cs)
 {
     cs->fixed_rule = -2;
     cs->fixed_native = 0;
-    unsigned cand = skewshim_policy_candidates(&skewshim_g.policy, cs->size, cs->device_possible);
+    unsigned cand = skewshim_policy_candidates(&skewshim_g.policy, cs->size, cs->topo.nnodes,
+                                               cs->device_possible);
     unsigned mat = 1u << SKEWSHIM_ALGO_SABRE | 1u << SKEWSHIM_ALGO_FAST;
     cs->matrix_first = (cand & mat) && !(cand & ~(mat | 1u << SKEWSHIM_ALGO_NATIVE));
     cs->matrix_possible = (cand & mat) != 0;
     int rule;
-    if (skewshim_policy_fixed_choice(&skewshim_g.policy, cs->size, cs->device_possible, &rule) &&
+    if (skewshim_policy_fixed_choice(&skewshim_g.policy, cs->size, cs->topo.nnodes,
+                                     cs->device_possible, &rule) &&
         fixed_is_safe(rule)) {
         cs->fixed_rule = rule;
         cs->fixed_native = (rule >= 0 ? skewshim_g.policy.rules[rule].use
                                       : skewshim_g.policy.fallback) == SKEWSHIM_ALGO_NATIVE;
     }
+}
+
+int skewshim_comm_topo_update(skewshim_comm *cs)
+{
+    int q = skewshim_ranks_per_node();
+    if (cs->topo.nranks == cs->size && cs->topo_q == q)
+        return 0;
+    skewshim_topo_free(&cs->topo);
+    cs->topo_q = q;
+    int rc;
+    if (q <= 0) {
+        rc = skewshim_topo_from_keys(&cs->topo, cs->size, cs->shm_keys);
+    } else {
+        /* Emulated nodes are q consecutive ranks of MPI_COMM_WORLD, like
+         * real nodes under block placement; a communicator's ranks keep the
+         * node of their world rank (an even/odd split of 4 ranks spans 2
+         * nodes). */
+        int *key = malloc((size_t)(cs->size > 0 ? cs->size : 1) * sizeof *key);
+        if (!key) {
+            cs->topo_q = -1;
+            return -1;
+        }
+        for (int i = 0; i < cs->size; i++)
+            key[i] = cs->world_of[i] / q;
+        rc = skewshim_topo_from_keys(&cs->topo, cs->size, key);
+        free(key);
+    }
+    if (rc)
+        cs->topo_q = -1;   /* so the next call tries again */
+    else
+        fix_choice(cs);
+    return rc;
+}
+
+int skewshim_scratch_grow(void **buf, uint64_t *cap, uint64_t need)
+{
+    if (need <= *cap)
+        return MPI_SUCCESS;
+    void *p = need <= SIZE_MAX ? realloc(*buf, (size_t)need) : NULL;
+    if (!p)
+        return MPI_ERR_NO_MEM;
+    *buf = p;
+    *cap = need;
+    return MPI_SUCCESS;
 }
 
 static void link_state(skewshim_comm *cs)
@@ -244,7 +256,7 @@ static skewshim_comm *create(MPI_Comm comm)
     cs->topo_q = -1;
     cs->id = (int)(((unsigned)agreed[1] << 16 | ((unsigned)agreed[0] & 0xffffu)) & 0x7fffffffu);
     cs->device_possible = agreed[3];
-    fix_choice(cs);
+    cs->fixed_rule = -2;   /* until the topology is known: agree */
     pthread_mutex_lock(&skewshim_g.lock);
     if (skewshim_g.next_comm_id <= agreed[0])
         skewshim_g.next_comm_id = agreed[0] + 1;

@@ -22,6 +22,7 @@ static int rule_matches(const skewshim_rule *r, const skewshim_facts *f)
     if (r->buffers != SKEWSHIM_BUF_ANY && r->buffers != f->buffers)
         return 0;
     return in_range(&r->comm_size, (double)f->comm_size) &&
+           in_range(&r->nodes, (double)f->nodes) &&
            in_range(&r->max_block_bytes, f->max_block_bytes) &&
            in_range(&r->avg_block_bytes, f->avg_block_bytes) &&
            in_range(&r->mtm, f->mtm) &&
@@ -66,10 +67,11 @@ static int same_outcome(const skewshim_policy *p, int a, int b)
     return ua == ub && skewshim_params_equal(pa, pb);
 }
 
-/* Whether a rule can match any call on a communicator of this size. */
-static int can_match(const skewshim_rule *r, int comm_size, int device_possible)
+/* Whether a rule can match any call on a communicator of this size and
+ * span. */
+static int can_match(const skewshim_rule *r, int comm_size, int nodes, int device_possible)
 {
-    return in_range(&r->comm_size, (double)comm_size) &&
+    return in_range(&r->comm_size, (double)comm_size) && in_range(&r->nodes, (double)nodes) &&
            (r->buffers != SKEWSHIM_BUF_DEVICE || device_possible);
 }
 
@@ -80,13 +82,13 @@ static int matches_every_call(const skewshim_rule *r, int device_possible)
                             (r->buffers == SKEWSHIM_BUF_HOST && !device_possible));
 }
 
-int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int device_possible,
-                                 int *rule)
+int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int nodes,
+                                 int device_possible, int *rule)
 {
     int first = -2;
     for (int i = 0; i < p->nrules; i++) {
         const skewshim_rule *r = &p->rules[i];
-        if (!can_match(r, comm_size, device_possible))
+        if (!can_match(r, comm_size, nodes, device_possible))
             continue;
         if (first == -2)
             first = i;
@@ -103,12 +105,13 @@ int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int de
     return 1;
 }
 
-unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int device_possible)
+unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int nodes,
+                                    int device_possible)
 {
     unsigned mask = 0;
     for (int i = 0; i < p->nrules; i++) {
         const skewshim_rule *r = &p->rules[i];
-        if (!can_match(r, comm_size, device_possible))
+        if (!can_match(r, comm_size, nodes, device_possible))
             continue;
         mask |= 1u << r->use;
         if (matches_every_call(r, device_possible))

@@ -73,7 +73,7 @@ static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *r
     static const char *const keys[] = {
         "comm_size", "max_block_bytes", "avg_block_bytes", "mtm", "send_mtm", "recv_mtm",
         "repeats", "buffers", "use",
-        "scattered", "tuna", "tuna_hier", "sabre", "fast", "max_temp_bytes", NULL};
+        "scattered", "tuna", "tuna_hier", "sabre", "fast", "max_temp_bytes", "nodes", NULL};
     static const char *const bufs[] = {"any", "host", "device"};
     yaml_node_t *k, *v;
     int idx, rc, r = 0, have_use = 0;
@@ -98,7 +98,8 @@ static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *r
         case 9: case 10: case 11: case 12: case 13:
             r = parse_params(c, v, sub, sval(k), p, b);
             break;
-        default: r = parse_top_param(c, v, sub, "max_temp_bytes", p, b); break;
+        case 14: r = parse_top_param(c, v, sub, "max_temp_bytes", p, b); break;
+        default: r = skewshim_pol_parse_range(c, v, sub, R_COUNT, &rule->nodes); break;
         }
         if (r)
             return -1;

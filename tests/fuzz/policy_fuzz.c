@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r < -1 || r >= p.nrules || a < 0 || a >= SKEWSHIM_ALGO_AUTO || !pp)
             __builtin_trap();
         int rule;
-        (void)skewshim_policy_fixed_choice(&p, facts[i].comm_size, 1, &rule);
+        (void)skewshim_policy_fixed_choice(&p, facts[i].comm_size, facts[i].nodes, 1, &rule);
     }
     char buf[1024];
     skewshim_error_format(&e, buf, sizeof buf);

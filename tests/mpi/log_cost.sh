@@ -47,6 +47,12 @@ for n in 2 4; do
     # scattered, planned from each rank's own sizes, is reused in a host
     # build; a CUDA build agrees on where buffers live on every such call.
     cost $n calls-skew-scattered calls '{mtm: [0, inf], use: scattered}' $((base ? 20 : 5)) 0
+    # A rule for jobs across nodes: on one node it cannot match, so the
+    # choice is native without a word; across nodes its skew is agreed.
+    EXTRA="topology: {ranks_per_node: $n}" cost $n calls-nodes-one calls \
+        '{nodes: [2, inf], mtm: [1.5, inf], use: scattered}' 0 0
+    EXTRA='topology: {ranks_per_node: 1}' cost $n calls-nodes-many calls \
+        '{nodes: [2, inf], mtm: [1.5, inf], use: scattered}' 5 0
 done
 # The records of those runs are merged at finalize: 20 + 1 per run.
 for f in calls-native calls-fixed calls-forced calls-skew calls-skew-every; do

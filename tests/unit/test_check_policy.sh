@@ -17,11 +17,14 @@ default: native
 rules:
   - {buffers: host, comm_size: 64, max_block_bytes: [0, 1024], use: tuna_hier}
   - {buffers: host, comm_size: 64, max_block_bytes: [1025, inf], use: tuna, tuna: {radix: 4}}
+  - {buffers: host, nodes: [2, inf], use: scattered}
 Y
 "$chk" -v "$tmp/good.yaml" > "$tmp/out" 2>&1
 ok $? "a good policy loads"
 grep -q 'rules\[1\] (line 5): buffers=host comm_size=\[64, 64\] max_block_bytes=\[1025, inf\] -> tuna' "$tmp/out"
 ok $? "-v lists the rules as loaded"
+grep -q 'rules\[2\] (line 6): buffers=host nodes=\[2, inf\] -> scattered' "$tmp/out"
+ok $? "-v lists a nodes matcher"
 printf 'version: 1\ntuna:\n  radix: 1\n' > "$tmp/bad.yaml"
 "$chk" "$tmp/good.yaml" "$tmp/bad.yaml" > "$tmp/out" 2>&1
 rc=$?

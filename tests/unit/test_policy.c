@@ -293,6 +293,31 @@ static int choose_repeats(const skewshim_policy *p, double repeats)
     return skewshim_policy_choose(p, &f, &a, &pp);
 }
 
+/* A rule on the nodes matches by the communicator's span, both ends
+ * inclusive; a fact of 0 nodes (a tool that does not know) never matches. */
+static void test_nodes_matcher(void)
+{
+    skewshim_policy p;
+    skewshim_error e;
+    if (load("rules:\n  - {nodes: [2, 8], max_block_bytes: [0, 64], use: tuna_hier}\n", &p, &e)) {
+        TAP_OK(0, "nodes policy loads: %d:%d %s: %s", e.line, e.column, e.key, e.msg);
+        return;
+    }
+    const int want[] = {-1, -1, 0, 0, -1};
+    const int nodes[] = {0, 1, 2, 8, 9};
+    for (int i = 0; i < 5; i++) {
+        skewshim_algo_id a;
+        const skewshim_params *pp;
+        skewshim_facts f = {.comm_size = 16, .max_block_bytes = 16, .avg_block_bytes = 16,
+                            .mtm = 1, .send_mtm = 1, .recv_mtm = 1,
+                            .buffers = SKEWSHIM_BUF_HOST, .nodes = nodes[i]};
+        int r = skewshim_policy_choose(&p, &f, &a, &pp);
+        TAP_OK(r == want[i] && (r < 0 || a == SKEWSHIM_ALGO_TUNA_HIER),
+               "nodes [2, 8] at %d nodes: rule %d", nodes[i], r);
+    }
+    skewshim_policy_free(&p);
+}
+
 static void test_matching(void)
 {
     skewshim_policy p;
@@ -392,9 +417,9 @@ static void test_fixed_choice(void)
 {
     static const struct {
         const char *yaml;
-        int P, device, fixed, rule;
+        int P, device, fixed, rule, nodes;
     } cases[] = {
-        {"", 4, 1, 1, -1},
+        {"", 4, 1, 1, -1, 1},
         {"rules:\n  - {comm_size: [2, 8], use: tuna}\n", 4, 1, 1, 0},
         {"rules:\n  - {comm_size: [2, 8], use: tuna}\n", 16, 1, 1, -1},
         {"rules:\n  - {buffers: any, use: tuna}\n", 16, 1, 1, 0},
@@ -416,16 +441,27 @@ static void test_fixed_choice(void)
         /* Same algorithm, other parameters: the facts decide. */
         {"default: tuna\nrules:\n  - {mtm: [2, inf], use: tuna, tuna: {radix: 4}}\n", 16, 0, 0, 0},
         {"rules:\n  - {comm_size: [64, inf], mtm: [2, inf], use: sabre}\n", 63, 0, 1, -1},
+        /* The nodes a communicator spans are known to all: a rule for jobs
+         * across nodes costs a one-node job no agreement, and one that
+         * matches every call across nodes needs none either. */
+        {"rules:\n  - {nodes: [2, inf], max_block_bytes: [0, 64], use: tuna_hier}\n", 16, 0, 1,
+         -1, 1},
+        {"rules:\n  - {nodes: [2, inf], max_block_bytes: [0, 64], use: tuna_hier}\n", 16, 0, 0,
+         0, 2},
+        {"rules:\n  - {nodes: [2, inf], use: tuna_hier}\n", 16, 0, 1, 0, 4},
+        {"rules:\n  - {nodes: 1, use: scattered}\n  - {use: pairwise}\n", 16, 0, 1, 1, 3},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         skewshim_policy p;
         skewshim_error e;
         int rule = -9, rc = load(cases[i].yaml, &p, &e);
-        int fixed = rc == 0 ? skewshim_policy_fixed_choice(&p, cases[i].P, cases[i].device, &rule)
+        int nodes = cases[i].nodes ? cases[i].nodes : 1;
+        int fixed = rc == 0 ? skewshim_policy_fixed_choice(&p, cases[i].P, nodes, cases[i].device,
+                                                           &rule)
                             : -1;
         TAP_OK(fixed == cases[i].fixed && (!fixed || rule == cases[i].rule),
-               "case %zu (P=%d, device %d): fixed %d rule %d", i, cases[i].P, cases[i].device,
-               fixed, rule);
+               "case %zu (P=%d, %d nodes, device %d): fixed %d rule %d", i, cases[i].P, nodes,
+               cases[i].device, fixed, rule);
         skewshim_policy_free(&p);
     }
     /* The built-in policy: nothing to agree below 64 ranks on host buffers;
@@ -434,12 +470,12 @@ static void test_fixed_choice(void)
     skewshim_error e;
     int rule = -9;
     TAP_OK(skewshim_policy_load_builtin(&p, &e) == 0 &&
-               skewshim_policy_fixed_choice(&p, 2, 0, &rule) == 1 && rule == -1 &&
-               skewshim_policy_fixed_choice(&p, 63, 0, &rule) == 1 && rule == -1 &&
+               skewshim_policy_fixed_choice(&p, 2, 1, 0, &rule) == 1 && rule == -1 &&
+               skewshim_policy_fixed_choice(&p, 63, 4, 0, &rule) == 1 && rule == -1 &&
                p.fallback == SKEWSHIM_ALGO_NATIVE,
            "built-in: native without agreement up to 63 ranks, no device");
-    TAP_OK(skewshim_policy_fixed_choice(&p, 64, 0, &rule) == 0 &&
-               skewshim_policy_fixed_choice(&p, 2, 1, &rule) == 0,
+    TAP_OK(skewshim_policy_fixed_choice(&p, 64, 2, 0, &rule) == 0 &&
+               skewshim_policy_fixed_choice(&p, 2, 1, 1, &rule) == 0,
            "built-in: agreement at 64 ranks, and where device buffers can come");
     skewshim_policy_free(&p);
 }
@@ -494,6 +530,8 @@ static const struct bad bad_inputs[] = {
     BAD_RULE("inverted send_mtm", "send_mtm", "[2, 1]", "    use: fast\n", "inverted range"),
     BAD_RULE("fractional repeats", "repeats", "1.5", "    use: sabre\n", "integer >= 0"),
     BAD_RULE("negative repeats", "repeats", "-1", "    use: sabre\n", "integer >= 0"),
+    BAD_RULE("inverted nodes", "nodes", "[4, 2]", "    use: tuna_hier\n", "inverted range"),
+    BAD_RULE("fractional nodes", "nodes", "1.5", "    use: tuna_hier\n", "integer >= 0"),
     {"bad recv_mtm element", "rules:\n  - use: fast\n    recv_mtm: [2.2, hot]\n", 3, 21,
      "rules[0].recv_mtm[1]", "got 'hot'"},
     {"bad range element", "rules:\n  - use: tuna\n    max_block_bytes: [1KiB, lots]\n", 3, 29,
@@ -730,6 +768,7 @@ int main(void)
     test_matching();
     test_overrides();
     test_fixed_choice();
+    test_nodes_matcher();
     test_bad_inputs();
     test_empty_and_comments();
     test_files();
