@@ -3,7 +3,9 @@
  * here (an executable's symbols come first) and go on to the MPI library.
  * Rank 0 prints how many of each a run of --calls exchanges made, after a
  * first call that creates the communicator's state; tests/mpi/log_cost.sh
- * holds them to what each log level may cost.  Every exchange is checked. */
+ * holds them to what each log level may cost.  Every exchange is checked.
+ * --rpn-after K Q sets topology.ranks_per_node to Q after the K-th counted
+ * call (the nodes change under a running job). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -13,6 +15,8 @@
 #include <string.h>
 
 #include <mpi.h>
+
+#include "skewshim.h"
 
 enum { C_ALLREDUCE, C_IALLREDUCE, C_REDUCE, C_IREDUCE, C_ALLGATHER, C_GATHER, C_BCAST,
        C_BARRIER, C_N };
@@ -110,15 +114,28 @@ static int exchange(int rank, int P, int call)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, P, calls = 20;
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--calls")) calls = atoi(argv[++i]);
+    int rank, P, calls = 20, rpn_after = -1;
+    const char *rpn = NULL;
+    for (int i = 1; i + 1 < argc; i++) {
+        if (!strcmp(argv[i], "--calls"))
+            calls = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--rpn-after") && i + 2 < argc) {
+            rpn_after = atoi(argv[++i]);
+            rpn = argv[++i];
+        }
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     int bad = exchange(rank, P, 0);
     long before[C_N];
     memcpy(before, counted, sizeof before);
-    for (int c = 1; c <= calls; c++) bad += exchange(rank, P, c);
+    for (int c = 1; c <= calls; c++) {
+        bad += exchange(rank, P, c);
+        if (c == rpn_after && skewshim_set_param("topology.ranks_per_node", rpn) != 0) {
+            fprintf(stderr, "log_cost: topology.ranks_per_node=%s refused\n", rpn);
+            bad++;
+        }
+    }
     if (rank == 0) {
         printf("log_cost: calls=%d", calls);
         for (int k = 0; k < C_N; k++) printf(" %s=%ld", cname[k], counted[k] - before[k]);

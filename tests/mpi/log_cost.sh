@@ -54,6 +54,17 @@ for n in 2 4; do
     EXTRA='topology: {ranks_per_node: 1}' cost $n calls-nodes-many calls \
         '{nodes: [2, inf], mtm: [1.5, inf], use: scattered}' 5 0
 done
+# The nodes change under a running job (one node, then one per rank after
+# the 10th call): the choice fixed on one node is worked out again, and
+# the last 10 calls agree as a fresh communicator's do (calls 0 1 3 6).
+# Level summary, so that the fixed-native short path is the one tested.
+EXTRA='topology: {ranks_per_node: 4}' policy nodes-change summary '{nodes: [2, inf], mtm: [1.5, inf], use: scattered}'
+SKEWSHIM_CONFIG="$TESTDIR/nodes-change.yaml" mpirun_n 4 "$PROG" --calls 20 --rpn-after 10 1
+rc=$?
+ok $rc "nodes change: 20 exchanges right"
+line=$(grep '^log_cost:' "$TESTDIR/out")
+[ $rc -eq 0 ] && [ "$(count allreduce)" = 4 ]
+ok $? "nodes change: 4 allreduces, all after the change (${line#log_cost: })"
 # The records of those runs are merged at finalize: 20 + 1 per run.
 for f in calls-native calls-fixed calls-forced calls-skew calls-skew-every; do
     k=$(grep -c '"call":' "$TESTDIR/$f.jsonl")
