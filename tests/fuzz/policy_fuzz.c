@@ -21,9 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();    /* every refusal says why */
     /* A loaded policy is usable: choose for a few fact sets. */
     static const skewshim_facts facts[] = {
-        {2, 16, 8, 1.0, SKEWSHIM_BUF_HOST},
-        {64, 1 << 20, 1 << 18, 3.0, SKEWSHIM_BUF_HOST},
-        {8, 64 << 20, 8 << 20, 2.5, SKEWSHIM_BUF_DEVICE},
+        {.comm_size = 2, .max_block_bytes = 16, .avg_block_bytes = 8, .mtm = 1.0,
+         .send_mtm = 1.0, .recv_mtm = 1.0, .buffers = SKEWSHIM_BUF_HOST, .nodes = 1},
+        {.comm_size = 64, .max_block_bytes = 1 << 20, .avg_block_bytes = 1 << 18, .mtm = 3.0,
+         .send_mtm = 1.0, .recv_mtm = 3.0, .buffers = SKEWSHIM_BUF_HOST, .nodes = 8},
+        {.comm_size = 8, .max_block_bytes = 64 << 20, .avg_block_bytes = 8 << 20, .mtm = 2.5,
+         .send_mtm = 2.5, .recv_mtm = 1.0, .buffers = SKEWSHIM_BUF_DEVICE, .nodes = 2},
     };
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) {
         skewshim_algo_id a;
