@@ -256,7 +256,6 @@ static skewshim_comm *create(MPI_Comm comm)
     cs->topo_q = -1;
     cs->id = (int)(((unsigned)agreed[1] << 16 | ((unsigned)agreed[0] & 0xffffu)) & 0x7fffffffu);
     cs->device_possible = agreed[3];
-    cs->fixed_rule = -2;   /* until the topology is known: agree */
     pthread_mutex_lock(&skewshim_g.lock);
     if (skewshim_g.next_comm_id <= agreed[0])
         skewshim_g.next_comm_id = agreed[0] + 1;

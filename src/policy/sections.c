@@ -99,7 +99,7 @@ static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *r
             r = parse_params(c, v, sub, sval(k), p, b);
             break;
         case 14: r = parse_top_param(c, v, sub, "max_temp_bytes", p, b); break;
-        default: r = skewshim_pol_parse_range(c, v, sub, R_COUNT, &rule->nodes); break;
+        case 15: r = skewshim_pol_parse_range(c, v, sub, R_COUNT, &rule->nodes); break;
         }
         if (r)
             return -1;
