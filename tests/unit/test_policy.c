@@ -420,27 +420,30 @@ static void test_fixed_choice(void)
         int P, device, fixed, rule, nodes;
     } cases[] = {
         {"", 4, 1, 1, -1, 1},
-        {"rules:\n  - {comm_size: [2, 8], use: tuna}\n", 4, 1, 1, 0},
-        {"rules:\n  - {comm_size: [2, 8], use: tuna}\n", 16, 1, 1, -1},
-        {"rules:\n  - {buffers: any, use: tuna}\n", 16, 1, 1, 0},
+        {"rules:\n  - {comm_size: [2, 8], use: tuna}\n", 4, 1, 1, 0, 1},
+        {"rules:\n  - {comm_size: [2, 8], use: tuna}\n", 16, 1, 1, -1, 1},
+        {"rules:\n  - {buffers: any, use: tuna}\n", 16, 1, 1, 0, 1},
         /* A host-only rule decides only where no device buffer can come. */
-        {"rules:\n  - {buffers: host, use: tuna}\n", 16, 0, 1, 0},
-        {"rules:\n  - {buffers: host, use: tuna}\n", 16, 1, 0, 0},
-        {"rules:\n  - {buffers: device, use: sabre}\n", 16, 0, 1, -1},
-        {"rules:\n  - {comm_size: 4, use: pairwise}\n  - {buffers: host, use: tuna}\n", 4, 1, 1, 0},
-        {"rules:\n  - {comm_size: 4, use: pairwise}\n  - {buffers: host, use: tuna}\n", 5, 1, 0, 0},
-        {"rules:\n  - {mtm: [2, inf], use: sabre}\n", 16, 0, 0, 0},
-        {"rules:\n  - {send_mtm: [0, 2], use: sabre}\n", 16, 0, 0, 0},
-        {"rules:\n  - {recv_mtm: [2, inf], use: sabre}\n", 16, 0, 0, 0},
-        {"rules:\n  - {max_block_bytes: [0, 1K], use: tuna}\n", 16, 0, 0, 0},
-        {"rules:\n  - {avg_block_bytes: 8, use: tuna}\n", 16, 0, 0, 0},
+        {"rules:\n  - {buffers: host, use: tuna}\n", 16, 0, 1, 0, 1},
+        {"rules:\n  - {buffers: host, use: tuna}\n", 16, 1, 0, 0, 1},
+        {"rules:\n  - {buffers: device, use: sabre}\n", 16, 0, 1, -1, 1},
+        {"rules:\n  - {comm_size: 4, use: pairwise}\n  - {buffers: host, use: tuna}\n",
+         4, 1, 1, 0, 1},
+        {"rules:\n  - {comm_size: 4, use: pairwise}\n  - {buffers: host, use: tuna}\n",
+         5, 1, 0, 0, 1},
+        {"rules:\n  - {mtm: [2, inf], use: sabre}\n", 16, 0, 0, 0, 1},
+        {"rules:\n  - {send_mtm: [0, 2], use: sabre}\n", 16, 0, 0, 0, 1},
+        {"rules:\n  - {recv_mtm: [2, inf], use: sabre}\n", 16, 0, 0, 0, 1},
+        {"rules:\n  - {max_block_bytes: [0, 1K], use: tuna}\n", 16, 0, 0, 0, 1},
+        {"rules:\n  - {avg_block_bytes: 8, use: tuna}\n", 16, 0, 0, 0, 1},
         /* Whether the matrix repeats is agreed per call. */
-        {"rules:\n  - {repeats: [1, inf], use: sabre}\n", 16, 0, 0, 0},
+        {"rules:\n  - {repeats: [1, inf], use: sabre}\n", 16, 0, 0, 0, 1},
         /* A skew rule that ends where the default would: nothing to agree. */
-        {"default: tuna\nrules:\n  - {mtm: [2, inf], use: tuna}\n", 16, 0, 1, 0},
+        {"default: tuna\nrules:\n  - {mtm: [2, inf], use: tuna}\n", 16, 0, 1, 0, 1},
         /* Same algorithm, other parameters: the facts decide. */
-        {"default: tuna\nrules:\n  - {mtm: [2, inf], use: tuna, tuna: {radix: 4}}\n", 16, 0, 0, 0},
-        {"rules:\n  - {comm_size: [64, inf], mtm: [2, inf], use: sabre}\n", 63, 0, 1, -1},
+        {"default: tuna\nrules:\n  - {mtm: [2, inf], use: tuna, tuna: {radix: 4}}\n",
+         16, 0, 0, 0, 1},
+        {"rules:\n  - {comm_size: [64, inf], mtm: [2, inf], use: sabre}\n", 63, 0, 1, -1, 1},
         /* The nodes a communicator spans are known to all: a rule for jobs
          * across nodes costs a one-node job no agreement, and one that
          * matches every call across nodes needs none either. */
@@ -455,7 +458,7 @@ static void test_fixed_choice(void)
         skewshim_policy p;
         skewshim_error e;
         int rule = -9, rc = load(cases[i].yaml, &p, &e);
-        int nodes = cases[i].nodes ? cases[i].nodes : 1;
+        int nodes = cases[i].nodes;
         int fixed = rc == 0 ? skewshim_policy_fixed_choice(&p, cases[i].P, nodes, cases[i].device,
                                                            &rule)
                             : -1;
