@@ -26,7 +26,9 @@
 #      the real network it was checked on, doc/performance.md) at P = 16 on
 #      hot-receiver 64 KiB blocks sabre takes <= 0.7 x native (0.547 today,
 #      0.44 measured there) as the lab tells it 4 NICs a node, and >= 0.9 x
-#      (0.962) when told one, the shim's default.
+#      (0.962) when told one, the shim's default;
+#   6. the lab carried to another machine (tests/gpu/lab.sh pack, then run)
+#      gives the digits of the build run in place.
 # Runs in an SMPI build (configure MPICC=smpicc); prints TAP.
 : "${top_builddir:=$(pwd)}"
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -177,5 +179,26 @@ rc=$?
 r=$(field "$OUT/nics1/results.csv" 16 65536 sabre ratio)
 [ $rc -eq 0 ] && [ -n "$r" ] && ! le "$r" 0.9
 ok $? "the same told one NIC a node: sabre/native = ${r:-?} > 0.9"
+# 6. The lab carried to another machine (tests/gpu/lab.sh; doc/lab.md, "On
+# the device machine's cores"): SimGrid's runtime and this build, packed and
+# unpacked elsewhere, must give the digits this build gives in place.  The
+# packed smpirun comes first on the PATH and loads its own libsimgrid.
+C="$OUT/carry"
+mkdir -p "$C/x"
+sh "$top_srcdir/tests/gpu/lab.sh" pack "$top_builddir" "$C" > "$C.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then
+    echo "ci-verify --ranks 16 --sizes 16k --algos native,bruck2 --iters 1 --warmup 0 --mode det --no-plot" > "$C/jobs"
+    SKEWSHIM_LAB_JOB_TIMEOUT=300 sh "$top_srcdir/tests/gpu/lab.sh" run "$C" "$C/out" "$C/jobs" 1 >> "$C.log" 2>&1 &&
+        tar -xzf "$C/out/lab.tgz" -C "$C/x"
+    rc=$?
+fi
+[ $rc -eq 0 ] || sed 's/^/# /' "$C.log" | tail -20
+run direct --ranks 16 --sizes 16k --algos native,bruck2 --iters 1 --warmup 0
+a=$(field "$C/x/job-1/results.csv" 16 16384 bruck2 median_us)
+b=$(field "$OUT/direct/results.csv" 16 16384 bruck2 median_us)
+carried=$(grep -c "smpi/build/skewshim-bench" "$C/x/job-1/log.txt" 2>/dev/null)
+[ $rc -eq 0 ] && [ -n "$a" ] && [ "$a" = "$b" ] && [ "${carried:-0}" -ge 1 ]
+ok $? "the lab carried elsewhere (tests/gpu/lab.sh) gives the same digits: bruck2 at P=16, 16 KiB: ${a:-?} / ${b:-?} us"
 echo "# lab CI subset: $(( $(date +%s) - t0 )) s"
 finish
