@@ -82,8 +82,10 @@ run)
             # The lab's own timeout ends a smpirun and its simulation; the
             # outer one only guards the driver.
             eval "set -- $line"
+            # stdin is the JOBS file this loop reads, and smpirun hands its
+            # stdin to the simulation: keep the lines for the loop.
             timeout $((T + 30)) python3 "$here/scripts/skewshim-lab" "$@" --timeout "$T" \
-                --build "$SKEWSHIM_SMPI_DIR/build" --out "$d" > "$d/log.txt" 2>&1
+                --build "$SKEWSHIM_SMPI_DIR/build" --out "$d" < /dev/null > "$d/log.txt" 2>&1
             rc=$?
             echo "# job $n: exit $rc after $(( $(date +%s) - t0 )) s"
             echo "$n" >> "$work/.ended"
