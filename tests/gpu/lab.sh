@@ -18,6 +18,7 @@
 # Each job ends at SKEWSHIM_LAB_JOB_TIMEOUT seconds (default 420) with what
 # it had: the lab writes a (P, workload) point only when its smpirun ended.
 set -u
+. "$(dirname "$0")/carry_libs.sh"
 what=${1:?usage: tests/gpu/lab.sh pack BUILD DIR | run DIR OUT JOBS [PARALLEL]}
 case $what in
 pack)
@@ -36,14 +37,7 @@ pack)
         "$(command -v smpirun)" > "$dir/smpirun" || exit 1
     chmod +x "$dir/smpirun"
     grep -q 'SKEWSHIM_SMPI_DIR}/smpimain' "$dir/smpirun" || { echo "smpirun: smpimain path not found" >&2; exit 1; }
-    # (The list goes through a file: an exit inside a pipeline would leave
-    # only its subshell.)
-    for f in "$dir/smpimain" "$dir/build/skewshim-bench"; do ldd "$f"; done |
-        awk '$3 ~ /^\// { print $1, $3 }' | sort -u > "$tmp/libs"
-    while read -r name path; do
-        case $name in libc.so*|libm.so*|libresolv.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) continue ;; esac
-        cp -L "$path" "$dir/lib/$name" || exit 1
-    done < "$tmp/libs"
+    carry_libs "$dir/lib" "$dir/smpimain" "$dir/build/skewshim-bench" || exit 1
     smpirun -version 2>/dev/null | head -1 > "$dir/VERSION"
     tar -C "$tmp" -cJf "$dest/smpi.tar.xz" smpi || exit 1
     rm -rf "$tmp"

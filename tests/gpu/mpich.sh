@@ -29,6 +29,7 @@
 # glibc) runs them as they are; UCX's transport modules come from DIR too,
 # never from an Open MPI's UCX installed there.
 set -u
+. "$(dirname "$0")/carry_libs.sh"
 what=${1:?usage: tests/gpu/mpich.sh pack BUILD DIR | run DIR OUT [STEP]}
 case $what in
 pack)
@@ -38,18 +39,10 @@ pack)
     mkdir -p "$dir/bin" "$dir/lib/ucx" || exit 1
     cp "$build/.libs/skewshim-bench" "$(command -v mpiexec.hydra)" "$(command -v hydra_pmi_proxy)" "$dir/bin/" || exit 1
     cp -L "$build/.libs/libskewshim.so.0" "$dir/lib/" || exit 1
-    # Every library the programs load, but the C library's own, which the
-    # device machine has in a newer version.
-    # (The list goes through a file: an exit inside a pipeline would leave
-    # only its subshell.)
-    libs=$(dirname "$dir")/libs
-    for f in "$dir/bin/skewshim-bench" "$dir/bin/mpiexec.hydra" "$dir/bin/hydra_pmi_proxy" "$dir/lib/libskewshim.so.0"; do
-        LD_LIBRARY_PATH="$dir/lib" ldd "$f"
-    done | awk '$3 ~ /^\// { print $1, $3 }' | sort -u > "$libs"
-    while read -r name path; do
-        case $name in libc.so*|libm.so*|libresolv.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) continue ;; esac
-        [ -e "$dir/lib/$name" ] || cp -L "$path" "$dir/lib/$name" || exit 1
-    done < "$libs"
+    # Every library the programs load (the bench's libskewshim from $dir/lib).
+    (LD_LIBRARY_PATH="$dir/lib"; export LD_LIBRARY_PATH
+     carry_libs "$dir/lib" "$dir/bin/skewshim-bench" "$dir/bin/mpiexec.hydra" "$dir/bin/hydra_pmi_proxy" \
+         "$dir/lib/libskewshim.so.0") || exit 1
     cp -L /usr/lib/x86_64-linux-gnu/ucx/libuct_cma.so.0 "$dir/lib/ucx/" 2>/dev/null
     # What tests/lab/netns-calib.sh needs, for a machine that lacks it:
     # iproute2, util-linux's namespace tools, sysctl, and the source-address
@@ -58,11 +51,7 @@ pack)
     mkdir -p "$dir/net/bin" "$dir/net/lib" || exit 1
     for t in ip tc nsenter unshare sysctl; do
         cp "$(command -v $t)" "$dir/net/bin/" || exit 1
-        ldd "$(command -v $t)" | awk '$3 ~ /^\// { print $1, $3 }' > "$libs"
-        while read -r name path; do
-            case $name in libc.so*|libm.so*|ld-linux*) continue ;; esac
-            [ -e "$dir/net/lib/$name" ] || cp -L "$path" "$dir/net/lib/$name" || exit 1
-        done < "$libs"
+        carry_libs "$dir/net/lib" "$(command -v $t)" || exit 1
     done
     cc -O2 -shared -fPIC -o "$dir/net/bindsrc.so" "$(dirname "$0")/../lab/bindsrc.c" -ldl || exit 1
     mpichversion 2>/dev/null | head -2 > "$dir/VERSION"
