@@ -91,8 +91,8 @@ static void test_builtin(void)
     TAP_OK(!strcmp(p.source, "<built-in default>"), "built-in source name");
     TAP_OK(settings_are_default(&p),
            "conf/default.yaml states exactly the compiled-in defaults");
-    TAP_OK(p.nrules == 8, "built-in has 8 rules (got %d)", p.nrules);
-    if (p.nrules == 8) {
+    TAP_OK(p.nrules == 9, "built-in has 9 rules (got %d)", p.nrules);
+    if (p.nrules == 9) {
         const skewshim_rule *r = p.rules;
         TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA_HIER && r[0].buffers == SKEWSHIM_BUF_HOST &&
                    r[0].comm_size.lo == 64 && r[0].comm_size.hi < 0 &&
@@ -124,25 +124,33 @@ static void test_builtin(void)
                    r[4].repeats.lo == 32 && r[4].repeats.hi < 0,
                "rule 4: host, >= 64 ranks, blocks >= 128 KiB, balanced senders, hot "
                "receivers, the matrix 32 calls in a row -> fast");
-        TAP_OK(r[5].use == SKEWSHIM_ALGO_SCATTERED && r[5].buffers == SKEWSHIM_BUF_HOST &&
-                   r[5].comm_size.lo == 64 && r[5].comm_size.hi < 0 && !r[5].mtm.set &&
-                   r[5].max_block_bytes.lo == 128 << 10 && r[5].max_block_bytes.hi < 0 &&
-                   !r[5].repeats.set,
-               "rule 5: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
-        TAP_OK(r[6].use == SKEWSHIM_ALGO_SABRE && r[6].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[6].comm_size.lo == 2 && r[6].avg_block_bytes.lo == 4 << 20 &&
-                   !r[6].mtm.set,
-               "rule 6: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[5].use == SKEWSHIM_ALGO_FAST && r[5].buffers == SKEWSHIM_BUF_HOST &&
+                   r[5].comm_size.lo == 64 && r[5].comm_size.hi == 128 && !r[5].mtm.set &&
+                   r[5].send_mtm.lo == 2.2 && r[5].send_mtm.hi < 0 &&
+                   r[5].recv_mtm.lo == 2.2 && r[5].recv_mtm.hi < 0 &&
+                   r[5].avg_block_bytes.lo == 32 << 10 && r[5].avg_block_bytes.hi < 0 &&
+                   !r[5].max_block_bytes.set && !r[5].repeats.set,
+               "rule 5: host, 64-128 ranks, send and recv mtm >= 2.2, avg block >= 32 KiB "
+               "-> fast");
+        TAP_OK(r[6].use == SKEWSHIM_ALGO_SCATTERED && r[6].buffers == SKEWSHIM_BUF_HOST &&
+                   r[6].comm_size.lo == 64 && r[6].comm_size.hi < 0 && !r[6].mtm.set &&
+                   r[6].max_block_bytes.lo == 128 << 10 && r[6].max_block_bytes.hi < 0 &&
+                   !r[6].repeats.set,
+               "rule 6: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
         TAP_OK(r[7].use == SKEWSHIM_ALGO_SABRE && r[7].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[7].mtm.lo == 2.2 && r[7].avg_block_bytes.lo == 1 << 20,
-               "rule 7: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
+                   r[7].comm_size.lo == 2 && r[7].avg_block_bytes.lo == 4 << 20 &&
+                   !r[7].mtm.set,
+               "rule 7: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[8].use == SKEWSHIM_ALGO_SABRE && r[8].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[8].mtm.lo == 2.2 && r[8].avg_block_bytes.lo == 1 << 20,
+               "rule 8: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
         int same = 1;
-        for (int i = 0; i < 8; i++)
+        for (int i = 0; i < p.nrules; i++)
             same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
                     r[i].line > 0;
         TAP_OK(same, "built-in rules carry the global params and their lines");
         int incr = 1;
-        for (int i = 1; i < 7; i++)
+        for (int i = 1; i < p.nrules; i++)
             incr &= r[i - 1].line < r[i].line;
         TAP_OK(incr, "rule lines increase");
     }
