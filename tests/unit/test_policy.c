@@ -91,8 +91,8 @@ static void test_builtin(void)
     TAP_OK(!strcmp(p.source, "<built-in default>"), "built-in source name");
     TAP_OK(settings_are_default(&p),
            "conf/default.yaml states exactly the compiled-in defaults");
-    TAP_OK(p.nrules == 9, "built-in has 9 rules (got %d)", p.nrules);
-    if (p.nrules == 9) {
+    TAP_OK(p.nrules == 10, "built-in has 10 rules (got %d)", p.nrules);
+    if (p.nrules == 10) {
         const skewshim_rule *r = p.rules;
         TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA_HIER && r[0].buffers == SKEWSHIM_BUF_HOST &&
                    r[0].comm_size.lo == 64 && r[0].comm_size.hi < 0 &&
@@ -132,18 +132,25 @@ static void test_builtin(void)
                    !r[5].max_block_bytes.set && !r[5].repeats.set,
                "rule 5: host, 64-128 ranks, send and recv mtm >= 2.2, avg block >= 32 KiB "
                "-> fast");
-        TAP_OK(r[6].use == SKEWSHIM_ALGO_SCATTERED && r[6].buffers == SKEWSHIM_BUF_HOST &&
-                   r[6].comm_size.lo == 64 && r[6].comm_size.hi < 0 && !r[6].mtm.set &&
-                   r[6].max_block_bytes.lo == 128 << 10 && r[6].max_block_bytes.hi < 0 &&
-                   !r[6].repeats.set,
-               "rule 6: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
-        TAP_OK(r[7].use == SKEWSHIM_ALGO_SABRE && r[7].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[7].comm_size.lo == 2 && r[7].avg_block_bytes.lo == 4 << 20 &&
-                   !r[7].mtm.set,
-               "rule 7: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[6].use == SKEWSHIM_ALGO_FAST && r[6].buffers == SKEWSHIM_BUF_HOST &&
+                   r[6].comm_size.lo == 64 && r[6].comm_size.hi == 256 &&
+                   r[6].max_block_bytes.lo == 4 << 20 && r[6].max_block_bytes.hi < 0 &&
+                   r[6].send_mtm.lo == 2.2 && r[6].recv_mtm.lo == 2.2 &&
+                   r[6].repeats.lo == 32 && r[6].repeats.hi < 0 && !r[6].avg_block_bytes.set,
+               "rule 6: host, 64-256 ranks, blocks >= 4 MiB, skewed on both sides, the matrix "
+               "32 calls in a row -> fast");
+        TAP_OK(r[7].use == SKEWSHIM_ALGO_SCATTERED && r[7].buffers == SKEWSHIM_BUF_HOST &&
+                   r[7].comm_size.lo == 64 && r[7].comm_size.hi < 0 && !r[7].mtm.set &&
+                   r[7].max_block_bytes.lo == 128 << 10 && r[7].max_block_bytes.hi < 0 &&
+                   !r[7].repeats.set,
+               "rule 7: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
         TAP_OK(r[8].use == SKEWSHIM_ALGO_SABRE && r[8].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[8].mtm.lo == 2.2 && r[8].avg_block_bytes.lo == 1 << 20,
-               "rule 8: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
+                   r[8].comm_size.lo == 2 && r[8].avg_block_bytes.lo == 4 << 20 &&
+                   !r[8].mtm.set,
+               "rule 8: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[9].use == SKEWSHIM_ALGO_SABRE && r[9].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[9].mtm.lo == 2.2 && r[9].avg_block_bytes.lo == 1 << 20,
+               "rule 9: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
         int same = 1;
         for (int i = 0; i < p.nrules; i++)
             same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
