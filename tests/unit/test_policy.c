@@ -498,6 +498,56 @@ static void test_fixed_choice(void)
     skewshim_policy_free(&p);
 }
 
+/* The built-in policy at the lab's measured points (facts as the lab's
+ * --mtm columns give them; doc/perf/lab/large-charge-zipf09-big and the
+ * MoE runs): each must get the item that won there, so that a rule
+ * edit which moves a point is caught here and not in a 40-minute
+ * simulation. */
+static void test_builtin_lab_points(void)
+{
+    static const struct {
+        const char *what;
+        int P, nodes;
+        double maxb, avgb, send, recv;
+        int rule;
+        skewshim_algo_id algo;
+    } pts[] = {
+        {"Zipf 0.9, P = 256, 128 MiB, avg 41.8 KiB (FAST 0.317x, scattered 0.548x)", 256, 32,
+         134217728, 42770.9, 13.42, 13.24, 5, SKEWSHIM_ALGO_FAST},
+        {"Zipf 0.9, P = 256, 64 MiB, avg 20.9 KiB: below the floor", 256, 32, 67108864,
+         21385.5, 13.42, 13.24, 7, SKEWSHIM_ALGO_SCATTERED},
+        {"Zipf 0.9, P = 128, 32 MiB, avg 33.9 KiB (FAST 0.385x, scattered 0.526x)", 128, 16,
+         33554432, 34734.3, 8.51, 9.14, 5, SKEWSHIM_ALGO_FAST},
+        {"Zipf 0.9, P = 128, 16 MiB, avg 17.0 KiB (scattered 0.510x, FAST 0.566x)", 128, 16,
+         16777216, 17367.2, 8.51, 9.14, 7, SKEWSHIM_ALGO_SCATTERED},
+        {"Zipf 0.9, P = 64, 8 MiB, avg 27.1 KiB (scattered 0.575x, FAST 0.590x)", 64, 8,
+         8388608, 27738.4, 6.07, 6.39, 7, SKEWSHIM_ALGO_SCATTERED},
+        {"Zipf 0.9, P = 512, avg 41.8 KiB: beyond the rule's 256 ranks", 512, 64, 134217728,
+         42770.9, 13.42, 13.24, 7, SKEWSHIM_ALGO_SCATTERED},
+        {"MoE top-2, P = 256, 1 MiB, avg 37.6 KiB: hot receivers from balanced senders",
+         256, 32, 1048576, 38479.9, 1.02, 22.85, 3, SKEWSHIM_ALGO_FAST},
+    };
+    skewshim_policy p;
+    skewshim_error e;
+    if (skewshim_policy_load_builtin(&p, &e)) {
+        TAP_OK(0, "built-in loads for the lab points: %s", e.msg);
+        return;
+    }
+    for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
+        skewshim_facts f = {.comm_size = pts[i].P, .max_block_bytes = pts[i].maxb,
+                            .avg_block_bytes = pts[i].avgb,
+                            .mtm = pts[i].send > pts[i].recv ? pts[i].send : pts[i].recv,
+                            .send_mtm = pts[i].send, .recv_mtm = pts[i].recv,
+                            .repeats = 0, .buffers = SKEWSHIM_BUF_HOST, .nodes = pts[i].nodes};
+        skewshim_algo_id a = SKEWSHIM_ALGO_NATIVE;
+        const skewshim_params *pp;
+        int r = skewshim_policy_choose(&p, &f, &a, &pp);
+        TAP_OK(r == pts[i].rule && a == pts[i].algo, "built-in at %s: rule %d (want %d)",
+               pts[i].what, r, pts[i].rule);
+    }
+    skewshim_policy_free(&p);
+}
+
 struct bad {
     const char *what, *yaml;
     int line, column;     /* column 0: not checked */
@@ -786,6 +836,7 @@ int main(void)
     test_matching();
     test_overrides();
     test_fixed_choice();
+    test_builtin_lab_points();
     test_nodes_matcher();
     test_bad_inputs();
     test_empty_and_comments();
