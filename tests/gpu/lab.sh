@@ -15,11 +15,18 @@
 #       at a time (default: the cores), each into its own folder; everything
 #       goes back as OUT/lab.tgz (job-N/ with results.csv, command.txt and
 #       the job's log), refreshed as each job ends.
+#   tests/gpu/lab.sh start DIR WORK JOBS [PARALLEL]   there: the same run,
+#       detached into WORK/out, so that it outlives the device call that
+#       starts it (a call lasts at most 600 s, a session's device time is
+#       longer); a second start on the same WORK does nothing;
+#   tests/gpu/lab.sh collect WORK OUT SECONDS   there, in the same or a later
+#       call on the warm machine: wait until the run ends or SECONDS pass,
+#       then copy WORK's lab.tgz, mem.txt and run.log into OUT.
 # Each job ends at SKEWSHIM_LAB_JOB_TIMEOUT seconds (default 420) with what
 # it had: the lab writes a (P, workload) point only when its smpirun ended.
 set -u
 . "$(dirname "$0")/carry_libs.sh"
-what=${1:?usage: tests/gpu/lab.sh pack BUILD DIR | run DIR OUT JOBS [PARALLEL]}
+what=${1:?usage: tests/gpu/lab.sh pack BUILD DIR | run DIR OUT JOBS [PARALLEL] | start DIR WORK JOBS [PARALLEL] | collect WORK OUT SECONDS}
 case $what in
 pack)
     build=${2:?pack BUILD DIR}; dest=${3:?pack BUILD DIR}
@@ -93,5 +100,35 @@ run)
     tar -C "$work" -czf "$out/lab.tgz" .
     rm -rf "$top"
     ;;
-*) echo "usage: tests/gpu/lab.sh pack BUILD DIR | run DIR OUT JOBS [PARALLEL]" >&2; exit 2 ;;
+start)
+    src=${2:?start DIR WORK JOBS}; work=${3:?start DIR WORK JOBS}; jobs=${4:?start DIR WORK JOBS}
+    mkdir -p "$work" || exit 1
+    if [ -e "$work/pid" ]; then
+        echo "# $work: started before (pid $(cat "$work/pid"))"
+        exit 0
+    fi
+    # A new session: the device tool ends the call's process group, not
+    # this one.
+    setsid nohup sh "$0" run "$src" "$work/out" "$jobs" ${5:+"$5"} \
+        > "$work/run.log" 2>&1 < /dev/null &
+    echo $! > "$work/pid"
+    echo "# started in $work (pid $!)"
+    ;;
+collect)
+    work=${2:?collect WORK OUT SECONDS}; out=${3:?collect WORK OUT SECONDS}; secs=${4:?collect WORK OUT SECONDS}
+    [ -e "$work/pid" ] || { echo "$work: nothing started" >&2; exit 1; }
+    end=$(( $(date +%s) + secs ))
+    while kill -0 "$(cat "$work/pid")" 2>/dev/null && [ "$(date +%s)" -lt "$end" ]; do sleep 5; done
+    mkdir -p "$out" || exit 1
+    for f in "$work/out/lab.tgz" "$work/out/mem.txt" "$work/run.log"; do
+        [ -e "$f" ] && cp "$f" "$out/"
+    done
+    if kill -0 "$(cat "$work/pid")" 2>/dev/null; then
+        echo "# still running: $(grep -c 'exit' "$work/run.log") job(s) ended so far"
+    else
+        echo "# ended"
+    fi
+    cat "$work/run.log"
+    ;;
+*) echo "usage: tests/gpu/lab.sh pack BUILD DIR | run DIR OUT JOBS [PARALLEL] | start DIR WORK JOBS [PARALLEL] | collect WORK OUT SECONDS" >&2; exit 2 ;;
 esac

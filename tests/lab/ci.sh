@@ -27,7 +27,7 @@
 #      hot-receiver 64 KiB blocks sabre takes <= 0.7 x native (0.547 today,
 #      0.44 measured there) as the lab tells it 4 NICs a node, and >= 0.9 x
 #      (0.962) when told one, the shim's default;
-#   6. the lab carried to another machine (tests/gpu/lab.sh pack, then run)
+#   6. the lab carried to another machine (tests/gpu/lab.sh pack, then start and collect)
 #      gives the digits of the build run in place.
 # Runs in an SMPI build (configure MPICC=smpicc); prints TAP.
 : "${top_builddir:=$(pwd)}"
@@ -189,7 +189,11 @@ sh "$top_srcdir/tests/gpu/lab.sh" pack "$top_builddir" "$C" > "$C.log" 2>&1
 rc=$?
 if [ $rc -eq 0 ]; then
     echo "ci-verify --ranks 16 --sizes 16k --algos native,bruck2 --iters 1 --warmup 0 --mode det --no-plot" > "$C/jobs"
-    SKEWSHIM_LAB_JOB_TIMEOUT=300 sh "$top_srcdir/tests/gpu/lab.sh" run "$C" "$C/out" "$C/jobs" 1 >> "$C.log" 2>&1 &&
+    # Detached (start, then collect), as on the device machine when a job
+    # outlives one call: collect returns once the run has ended.
+    SKEWSHIM_LAB_JOB_TIMEOUT=300 sh "$top_srcdir/tests/gpu/lab.sh" start "$C" "$C/w" "$C/jobs" 1 >> "$C.log" 2>&1 &&
+        sh "$top_srcdir/tests/gpu/lab.sh" collect "$C/w" "$C/out" 360 >> "$C.log" 2>&1 &&
+        grep -q '^# ended' "$C.log" &&
         tar -xzf "$C/out/lab.tgz" -C "$C/x"
     rc=$?
 fi
