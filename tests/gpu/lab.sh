@@ -26,7 +26,8 @@
 # it had: the lab writes a (P, workload) point only when its smpirun ended.
 set -u
 . "$(dirname "$0")/carry_libs.sh"
-what=${1:?usage: tests/gpu/lab.sh pack BUILD DIR | run DIR OUT JOBS [PARALLEL] | start DIR WORK JOBS [PARALLEL] | collect WORK OUT SECONDS}
+usage="usage: tests/gpu/lab.sh pack BUILD DIR | run DIR OUT JOBS [PARALLEL] | start DIR WORK JOBS [PARALLEL] | collect WORK OUT SECONDS"
+what=${1:?$usage}
 case $what in
 pack)
     build=${2:?pack BUILD DIR}; dest=${3:?pack BUILD DIR}
@@ -117,18 +118,19 @@ start)
 collect)
     work=${2:?collect WORK OUT SECONDS}; out=${3:?collect WORK OUT SECONDS}; secs=${4:?collect WORK OUT SECONDS}
     [ -e "$work/pid" ] || { echo "$work: nothing started" >&2; exit 1; }
+    pid=$(cat "$work/pid")
     end=$(( $(date +%s) + secs ))
-    while kill -0 "$(cat "$work/pid")" 2>/dev/null && [ "$(date +%s)" -lt "$end" ]; do sleep 5; done
+    while kill -0 "$pid" 2>/dev/null && [ "$(date +%s)" -lt "$end" ]; do sleep 5; done
     mkdir -p "$out" || exit 1
     for f in "$work/out/lab.tgz" "$work/out/mem.txt" "$work/run.log"; do
         [ -e "$f" ] && cp "$f" "$out/"
     done
-    if kill -0 "$(cat "$work/pid")" 2>/dev/null; then
-        echo "# still running: $(grep -c 'exit' "$work/run.log") job(s) ended so far"
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "# still running: $(grep -c '^# job [0-9]*: exit' "$work/run.log") job(s) ended so far"
     else
         echo "# ended"
     fi
     cat "$work/run.log"
     ;;
-*) echo "usage: tests/gpu/lab.sh pack BUILD DIR | run DIR OUT JOBS [PARALLEL] | start DIR WORK JOBS [PARALLEL] | collect WORK OUT SECONDS" >&2; exit 2 ;;
+*) echo "$usage" >&2; exit 2 ;;
 esac
