@@ -41,6 +41,17 @@ for n in 3 4; do
         done
     done
 done
+# --reference none: timing only (the lab folds every rank's buffers onto one
+# copy, doc/lab.md).  Nothing is checked, so a flipped byte goes through,
+# and every row and the header say so: no unchecked figure reads as checked.
+SKEWSHIM_BENCH_TEST_FLIP=block SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" \
+    --algos scattered,bruck2,auto --workload zipf --sizes 16,1k --iters 1 --warmup 0 \
+    --reference none --csv "$TESTDIR/none.csv"
+ok $? "P=4 --reference none: a flipped byte is not checked (timing only)"
+n_rows=$(awk 'NR > 1' "$TESTDIR/none.csv" | wc -l)
+n_unchecked=$(awk -F, 'NR > 1 && $11 ~ /^(unchecked|ran=[a-z_0-9]+ unchecked)$/' "$TESTDIR/none.csv" | wc -l)
+[ "$n_rows" -eq 6 ] && [ "$n_unchecked" -eq 6 ] && grep -q "^# --reference none: timing only" "$TESTDIR/out"
+ok $? "P=4 --reference none: $n_unchecked of $n_rows rows say unchecked, and the header says timing only"
 # --vary: a matrix of its own for every iteration, each timed call checked
 # after its timing (an exchange that changes every call, as MoE routing).
 SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" --algos native,scattered,fast,sabre,auto \

@@ -55,6 +55,7 @@ typedef struct opts {
     const char *csv;
     int device;
     int ref_pattern;        /* --reference pattern: no PMPI_Alltoallv reference */
+    int ref_none;           /* --reference none: nothing checked (timing only) */
     double link_gbps;       /* --link-gbps: per-rank inter-node link, for T_LB */
     char baseline[32];      /* --baseline: the algo the ratio column divides by */
     kv set[MAX_SETS];       /* base values of shim parameters */

@@ -61,7 +61,9 @@ void skewshim_bench_print_help(void)
         "                      exchange that changes every call (MoE)\n"
         "  --reference R       what items are held to: mpi (PMPI_Alltoallv,\n"
         "                      itself held to the pattern) or pattern (the\n"
-        "                      pattern alone, for thousands of ranks)\n"
+        "                      pattern alone, for thousands of ranks) or\n"
+        "                      none (timing only: no result is checked, and\n"
+        "                      every status says unchecked)\n"
         "  --device            device buffers (CUDA builds)\n");
 }
 
@@ -272,10 +274,11 @@ static int parse_option(opts *o, const char *a, const char *v, int *type_given)
             rc = usage_error("bad --link-gbps '%s' (GB/s, > 0)", v);
     }
     else if (strcmp(a, "--reference") == 0) {
-        if (strcmp(v, "mpi") == 0 || strcmp(v, "pattern") == 0)
-            o->ref_pattern = strcmp(v, "pattern") == 0;
-        else
-            rc = usage_error("bad --reference '%s' (mpi or pattern)", v);
+        if (strcmp(v, "mpi") == 0 || strcmp(v, "pattern") == 0 || strcmp(v, "none") == 0) {
+            o->ref_none = strcmp(v, "none") == 0;
+            o->ref_pattern = strcmp(v, "mpi") != 0;
+        } else
+            rc = usage_error("bad --reference '%s' (mpi, pattern or none)", v);
     } else if (strcmp(a, "--seed") == 0)
         rc = parse_u64(v, &o->seed) ? usage_error("bad --seed '%s'", v) : 0;
     else
