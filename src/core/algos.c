@@ -52,6 +52,7 @@ static uint64_t fwd_done(skewshim_call *c)
 {
     c->plan = &c->fwd;
     c->plan_tmp = c->fwd.L.total;
+    c->plan_tmp_data = c->fwd.L.t;      /* the layout puts its metadata first */
     return c->fwd.L.total;
 }
 

@@ -17,6 +17,7 @@
 #include "core/internal.h"
 #include "device.h"
 #include "exec.h"
+#include "labfold.h"
 #include "sim.h"
 
 void skewshim_count_fallback(skewshim_reason r, MPI_Comm comm)
@@ -37,6 +38,14 @@ static void *call_tmp(skewshim_call *c, uint64_t bytes)
     skewshim_comm *cs = c->cs;
     if (bytes == 0)
         bytes = 1;
+    if (skewshim_lab_folding()) {
+        /* A temp of its own every call: what folds follows the plan's
+         * layout (src/labfold.h). */
+        skewshim_lab_tmp_free(cs->tmp);
+        cs->tmp = skewshim_lab_tmp_alloc(bytes, c->plan_tmp_data);
+        cs->tmp_cap = cs->tmp ? bytes : 0;
+        return cs->tmp;
+    }
     if (bytes > cs->tmp_cap) {
         void *p = realloc(cs->tmp, bytes);
         if (!p)

@@ -13,6 +13,7 @@
 #include "comm.h"
 #include "core/internal.h"
 #include "device.h"
+#include "labfold.h"
 #include "schedule/plan_cache.h"
 
 static int keyval = MPI_KEYVAL_INVALID;
@@ -50,7 +51,7 @@ static void destroy(skewshim_comm *cs)
     free(cs->world_of);
     free(cs->scratch);
     free(cs->prev_sr);
-    free(cs->tmp);
+    skewshim_lab_tmp_free(cs->tmp);
     free(cs->pack);
     free(cs->stage);
     unlink_state(cs);
