@@ -112,9 +112,10 @@ static size_t first_off_pattern(const unsigned char *buf, size_t nbytes, const i
  * lab's timing-only runs, doc/lab.md) every rank's buffer is folded onto
  * one physical copy (SMPI_SHARED_MALLOC), so that a point of gigabytes per
  * rank fits in the one simulation process: SimGrid's simulated time does
- * not depend on the bytes, and no result is checked.  Only these two fold:
- * the shim's temporary memory holds the metadata of forwarding rounds
- * beside the data, and a folded one deadlocked bruck2 and tuna_hier. */
+ * not depend on the bytes, and no result is checked.  The shim folds the
+ * data part of its own temporary memory (src/labfold.h): SMPI's automatic
+ * fold of every large allocation took the metadata of its forwarding
+ * rounds too, and bruck2 and tuna_hier deadlocked. */
 static void *data_alloc(const opts *o, size_t n)
 {
 #ifdef SKEWSHIM_SMPI
