@@ -46,6 +46,7 @@ typedef struct skewshim_comm {
     uint64_t *scratch;      /* 4*P */
     void *tmp;              /* temp buffer for schedules */
     uint64_t tmp_cap;
+    uint64_t tmp_data;      /* the lab's fold: where tmp's folded data starts */
     void *pack;             /* dense copies of data whose datatype is not one run */
     uint64_t pack_cap;
     void *stage;            /* MPI_IN_PLACE: the blocks to send, copied out */

@@ -1,9 +1,9 @@
 #ifdef HAVE_CONFIG_H
-#include "config.h"
+#include "config.h"     /* _GNU_SOURCE: memfd_create */
 #endif
 /* The lab's folded temporary memory (src/labfold.h); SMPI builds only.
  *
- * The data part of a temp is mapped from one unlinked file that every rank
+ * The data part of a temp is mapped from one memory file that every rank
  * of the simulation maps at offset 0, so all ranks share its pages.  SMPI's
  * own partial shared malloc is not used: SimGrid 3.32 maps a buffer smaller
  * than its shared-malloc block as shared from offset 0, metadata included,
@@ -12,7 +12,6 @@
  * underflow and copies nothing; either way bruck2 got garbage sizes and
  * deadlocked.  Here SMPI sees ordinary memory and copies every message; the
  * ranks share physical pages behind its back. */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,19 +50,12 @@ static int fold_file(size_t n)
     const char *v = getenv(FOLD_FD_ENV);
     int fd = v ? atoi(v) : -1;
     if (fd < 0) {
-        /* Memory first: a file on disk is written back while ranks write
-         * to it, and that held a P = 1024 run in the kernel most of its
+        /* A file in memory: one on disk was written back while 1024 ranks
+         * wrote to it, which held a P = 1024 run in the kernel most of its
          * time. */
-        char shm[] = "/dev/shm/skewshim-fold-XXXXXX", tmp[] = "/tmp/skewshim-fold-XXXXXX";
-        char *name = shm;
-        fd = mkstemp(shm);
-        if (fd < 0) {
-            name = tmp;
-            fd = mkstemp(tmp);
-        }
+        fd = memfd_create("skewshim-fold", MFD_CLOEXEC);
         if (fd < 0)
             return -1;
-        unlink(name);
         char num[16];
         snprintf(num, sizeof num, "%d", fd);
         setenv(FOLD_FD_ENV, num, 1);

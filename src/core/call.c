@@ -39,11 +39,14 @@ static void *call_tmp(skewshim_call *c, uint64_t bytes)
     if (bytes == 0)
         bytes = 1;
     if (skewshim_lab_folding()) {
-        /* A temp of its own every call: what folds follows the plan's
-         * layout (src/labfold.h). */
+        /* What folds follows the plan's layout (src/labfold.h): a temp
+         * serves again only where its data starts at the same offset. */
+        if (bytes <= cs->tmp_cap && c->plan_tmp_data == cs->tmp_data)
+            return cs->tmp;
         skewshim_lab_tmp_free(cs->tmp);
         cs->tmp = skewshim_lab_tmp_alloc(bytes, c->plan_tmp_data);
         cs->tmp_cap = cs->tmp ? bytes : 0;
+        cs->tmp_data = c->plan_tmp_data;
         return cs->tmp;
     }
     if (bytes > cs->tmp_cap) {

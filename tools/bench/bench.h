@@ -54,8 +54,9 @@ typedef struct opts {
     int replay_index;
     const char *csv;
     int device;
-    int ref_pattern;        /* --reference pattern: no PMPI_Alltoallv reference */
-    int ref_none;           /* --reference none: nothing checked (timing only) */
+    /* --reference: what items are held to; past REF_MPI there is no
+     * PMPI_Alltoallv reference call, and REF_NONE checks nothing */
+    enum { REF_MPI, REF_PATTERN, REF_NONE } reference;
     double link_gbps;       /* --link-gbps: per-rank inter-node link, for T_LB */
     char baseline[32];      /* --baseline: the algo the ratio column divides by */
     kv set[MAX_SETS];       /* base values of shim parameters */

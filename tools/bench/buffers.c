@@ -119,7 +119,7 @@ static size_t first_off_pattern(const unsigned char *buf, size_t nbytes, const i
 static void *data_alloc(const opts *o, size_t n)
 {
 #ifdef SKEWSHIM_SMPI
-    if (o->ref_none)
+    if (o->reference == REF_NONE)
         return SMPI_SHARED_MALLOC(n ? n : 1);
 #else
     (void)o;
@@ -195,7 +195,7 @@ int skewshim_bench_layout_build(layout *L, const opts *o, const uint64_t *row,
     /* --reference pattern holds both buffers to the pattern itself; the
      * MPI reference needs its own output, the pattern it is held to, and
      * the send buffer's pristine copy. */
-    if (!o->ref_pattern) {
+    if (o->reference == REF_MPI) {
         L->spristine = malloc(L->sbytes);
         L->rref = malloc(L->rbytes);
         L->rexp = malloc(L->rbytes);
@@ -204,7 +204,7 @@ int skewshim_bench_layout_build(layout *L, const opts *o, const uint64_t *row,
     }
     /* Timing only (data_alloc): filling buffers that may be folded would
      * cost CPU and mean nothing. */
-    if (!o->ref_none) {
+    if (o->reference != REF_NONE) {
         memset(L->sbuf, SENTINEL, L->sbytes);
         if (L->rexp)
             memset(L->rexp, SENTINEL, L->rbytes);
@@ -327,7 +327,7 @@ static void verify_or_abort(const opts *o, layout *L, const unsigned char *got,
                             const unsigned char *want, const char *what,
                             const char *wl, uint64_t S, MPI_Comm comm)
 {
-    if (o->ref_none)
+    if (o->reference == REF_NONE)
         return;     /* the same on every rank: no rank waits in the allreduce */
     int P = skewshim_bench_size;
     size_t ts = (size_t)o->tsize;
@@ -377,7 +377,7 @@ static void verify_or_abort(const opts *o, layout *L, const unsigned char *got,
 void skewshim_bench_run_reference(const opts *o, layout *L, const char *wl, uint64_t S,
                                   MPI_Comm comm)
 {
-    if (o->ref_pattern)
+    if (o->reference != REF_MPI)
         return;     /* L->rref stays NULL: the items are held to the pattern */
     memset(L->rref, SENTINEL, L->rbytes);
     PMPI_Alltoallv(L->sbuf, L->scount, L->sdispl, o->type, L->rref, L->rcount, L->rdispl,
@@ -407,7 +407,7 @@ static void flip_byte(const opts *o, layout *L, const char *how)
 void skewshim_bench_run_item_checked(const opts *o, item *it, layout *L, const char *wl, uint64_t S,
                                      MPI_Comm comm)
 {
-    if (!o->ref_none)
+    if (o->reference != REF_NONE)
         memset(L->rbuf, SENTINEL, L->rbytes);
 #ifdef SKEWSHIM_HAVE_CUDA
     if (o->device)

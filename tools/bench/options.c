@@ -274,10 +274,13 @@ static int parse_option(opts *o, const char *a, const char *v, int *type_given)
             rc = usage_error("bad --link-gbps '%s' (GB/s, > 0)", v);
     }
     else if (strcmp(a, "--reference") == 0) {
-        if (strcmp(v, "mpi") == 0 || strcmp(v, "pattern") == 0 || strcmp(v, "none") == 0) {
-            o->ref_none = strcmp(v, "none") == 0;
-            o->ref_pattern = strcmp(v, "mpi") != 0;
-        } else
+        if (strcmp(v, "mpi") == 0)
+            o->reference = REF_MPI;
+        else if (strcmp(v, "pattern") == 0)
+            o->reference = REF_PATTERN;
+        else if (strcmp(v, "none") == 0)
+            o->reference = REF_NONE;
+        else
             rc = usage_error("bad --reference '%s' (mpi, pattern or none)", v);
     } else if (strcmp(a, "--seed") == 0)
         rc = parse_u64(v, &o->seed) ? usage_error("bad --seed '%s'", v) : 0;

@@ -61,9 +61,9 @@ static void status_of(const opts *o, const item *x, char *out, size_t len)
     else if (x->fallbacks)
         snprintf(out, len, "FALLBACK(%s)x%d/%d", x->reason, x->fallbacks, o->iters);
     else if (strcmp(x->algo, "auto") == 0 || strcmp(x->algo, x->ran) != 0)
-        snprintf(out, len, "ran=%s%s", x->ran, o->ref_none ? " unchecked" : "");
+        snprintf(out, len, "ran=%s%s", x->ran, o->reference == REF_NONE ? " unchecked" : "");
     else
-        snprintf(out, len, "%s", o->ref_none ? "unchecked" : "ok");
+        snprintf(out, len, "%s", o->reference == REF_NONE ? "unchecked" : "ok");
 }
 
 /* The item the ratio column divides by: --baseline (a label or an
@@ -180,7 +180,7 @@ void skewshim_bench_print_header(const opts *o, int q, int argc, char **argv, FI
            skewshim_bench_size, qs, o->type_name, o->tsize, o->iters, o->warmup,
            (unsigned long long)o->seed, o->vary ? " vary" : "", o->device ? "device" : "host",
            lib);
-    if (o->ref_none)
+    if (o->reference == REF_NONE)
         printf("# --reference none: timing only, no item's result is checked\n");
     if (skewshim_bench_size == 1)
         printf("# warning: one rank; was the launcher from the MPI this was built with?\n");
