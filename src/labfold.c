@@ -73,8 +73,10 @@ void *skewshim_lab_tmp_alloc(uint64_t bytes, uint64_t data_from)
     if (bytes > SIZE_MAX)
         return NULL;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (size_t)bytes;
+    if (!skewshim_lab_folding() || data_from >= bytes)
+        return malloc(len);
     size_t head = ((size_t)data_from + page - 1) / page * page;
-    if (!skewshim_lab_folding() || data_from == 0 || head >= len)
+    if (head >= len)
         return malloc(len);
     folded *f = malloc(sizeof *f);
     unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

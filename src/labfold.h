@@ -20,7 +20,8 @@
 /* Whether this run folds (SKEWSHIM_LAB_FOLD=1). */
 int skewshim_lab_folding(void);
 /* bytes of temporary memory whose bytes from data_from on are data only
- * (0: all of it steers the call, nothing folds).  NULL: out of memory. */
+ * (data_from >= bytes: all of it may steer the call, nothing folds).
+ * NULL: out of memory. */
 void *skewshim_lab_tmp_alloc(uint64_t bytes, uint64_t data_from);
 /* Frees what skewshim_lab_tmp_alloc or malloc returned. */
 void skewshim_lab_tmp_free(void *p);

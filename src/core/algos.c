@@ -52,7 +52,9 @@ static uint64_t fwd_done(skewshim_call *c)
 {
     c->plan = &c->fwd;
     c->plan_tmp = c->fwd.L.total;
-    c->plan_tmp_data = c->fwd.L.t;      /* the layout puts its metadata first */
+    /* The layout puts its metadata first; a padded layout has none, so all
+     * of its temp folds. */
+    c->plan_tmp_data = c->fwd.L.t;
     return c->fwd.L.total;
 }
 

@@ -890,6 +890,7 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
         .sendbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .stype = sendtype,
         .recvbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rtype = recvtype,
         .comm = comm, .in_place = sendbuf == MPI_IN_PLACE, .rule = -1,
+        .plan_tmp_data = UINT64_MAX,
         .info = {.regime = -1, .cache_hit = -1},
     };
     int rc;
