@@ -38,6 +38,7 @@ static uint64_t plan_local(skewshim_call *c, int scattered)
     skewshim_lab_plan(c->local.nmoves, 0, 0);
     c->plan = &c->local;
     c->plan_tmp = c->local.tmp_bytes ? c->local.tmp_bytes[0] : 0;
+    c->plan_tmp_data = UINT64_MAX;      /* a replan after a forwarding one must not fold */
     c->stats = c->local.stats;
     /* Their temp is this rank's alone; they declare none to the cap. */
     return 0;
