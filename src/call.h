@@ -79,8 +79,6 @@ typedef struct skewshim_call {
     /* planned (the plan step, after the choice) */
     const void *plan;             /* what the algorithm's executor runs */
     uint64_t plan_tmp;            /* this rank's temp for it */
-    uint64_t plan_tmp_data;       /* where data alone starts in it, for the lab's fold
-                                   * (UINT64_MAX: nothing folds) */
     skewshim_fwd_plan fwd;        /* forwarding plans live here */
     skewshim_sched local;         /* local planners' slice (local_planned: free it) */
     int local_planned;

@@ -38,7 +38,6 @@ static uint64_t plan_local(skewshim_call *c, int scattered)
     skewshim_lab_plan(c->local.nmoves, 0, 0);
     c->plan = &c->local;
     c->plan_tmp = c->local.tmp_bytes ? c->local.tmp_bytes[0] : 0;
-    c->plan_tmp_data = UINT64_MAX;      /* a replan after a forwarding one must not fold */
     c->stats = c->local.stats;
     /* Their temp is this rank's alone; they declare none to the cap. */
     return 0;
@@ -53,9 +52,6 @@ static uint64_t fwd_done(skewshim_call *c)
 {
     c->plan = &c->fwd;
     c->plan_tmp = c->fwd.L.total;
-    /* The layout puts its metadata first; a padded layout has none, so all
-     * of its temp folds. */
-    c->plan_tmp_data = c->fwd.L.t;
     return c->fwd.L.total;
 }
 

@@ -32,6 +32,15 @@ void skewshim_count_fallback(skewshim_reason r, MPI_Comm comm)
     pthread_mutex_unlock(&skewshim_g.lock);
 }
 
+/* Where data alone starts in the temp of the plan the call runs, for the
+ * lab's fold (src/labfold.h): a forwarding layout puts the metadata that
+ * steers its rounds first (a padded one has none: from 0); no other plan's
+ * temp folds. */
+static uint64_t tmp_data_from(const skewshim_call *c)
+{
+    return c->plan == &c->fwd ? c->fwd.L.t : UINT64_MAX;
+}
+
 /* Temporary memory of the communicator state, grown to the plan's need. */
 static void *call_tmp(skewshim_call *c, uint64_t bytes)
 {
@@ -39,14 +48,14 @@ static void *call_tmp(skewshim_call *c, uint64_t bytes)
     if (bytes == 0)
         bytes = 1;
     if (skewshim_lab_folding()) {
-        /* What folds follows the plan's layout (src/labfold.h): a temp
-         * serves again only where its data starts at the same offset. */
-        if (bytes <= cs->tmp_cap && c->plan_tmp_data == cs->tmp_data)
+        /* A temp serves again only where its data starts at the same offset. */
+        uint64_t from = tmp_data_from(c);
+        if (bytes <= cs->tmp_cap && from == cs->tmp_data)
             return cs->tmp;
         skewshim_lab_tmp_free(cs->tmp);
-        cs->tmp = skewshim_lab_tmp_alloc(bytes, c->plan_tmp_data);
+        cs->tmp = skewshim_lab_tmp_alloc(bytes, from);
         cs->tmp_cap = cs->tmp ? bytes : 0;
-        cs->tmp_data = c->plan_tmp_data;
+        cs->tmp_data = from;
         return cs->tmp;
     }
     if (bytes > cs->tmp_cap) {
@@ -890,7 +899,6 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
         .sendbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .stype = sendtype,
         .recvbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rtype = recvtype,
         .comm = comm, .in_place = sendbuf == MPI_IN_PLACE, .rule = -1,
-        .plan_tmp_data = UINT64_MAX,
         .info = {.regime = -1, .cache_hit = -1},
     };
     int rc;

@@ -306,7 +306,6 @@ static uint64_t use(skewshim_call *c, skewshim_plan_cache *pc, skewshim_plan_ent
     pc->cur = e;
     c->plan = &e->slice;
     c->plan_tmp = e->slice.tmp_bytes ? e->slice.tmp_bytes[0] : 0;
-    c->plan_tmp_data = UINT64_MAX;      /* sabre/fast temps do not fold (src/labfold.h) */
     report(c, pc);
     return e->max_tmp;
 }
