@@ -18,6 +18,7 @@
 #include <mpi.h>
 #include "exec.h"
 #include "labcharge.h"
+#include "labwait.h"
 #include "schedule/forwarding.h"
 #include "exec/forward.h"
 #include "policy.h"
@@ -69,7 +70,7 @@ static MPI_Status *statuses_ignore(void)
 static int reqs_wait(reqs *q)
 {
     skewshim_lab_flush();
-    int rc = q->n ? PMPI_Waitall(q->n, q->r, statuses_ignore()) : MPI_SUCCESS;
+    int rc = q->n ? skewshim_lab_waitall(q->n, q->r, statuses_ignore()) : MPI_SUCCESS;
     q->n = 0;
     return rc;
 }

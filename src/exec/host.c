@@ -14,6 +14,7 @@
 
 #include "exec.h"
 #include "labcharge.h"
+#include "labwait.h"
 
 /* Larger moves travel as several messages of at most this many bytes, so
  * an int count never overflows; both sides split the same way. */
@@ -114,7 +115,7 @@ int skewshim_exec_host(const skewshim_sched *s, int rank,
         }
         skewshim_lab_flush();
         if (q.n) {
-            int wrc = PMPI_Waitall((int)q.n, q.r, q.st);
+            int wrc = skewshim_lab_waitall((int)q.n, q.r, q.st);
             if (rc == MPI_SUCCESS)
                 rc = wrc;
         }
