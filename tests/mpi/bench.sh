@@ -38,6 +38,15 @@ for n in 3 4; do
             grep -q "VERIFICATION FAILED: scattered" "$TESTDIR/out" && said=yes
             [ $rc -eq 3 ]
             ok $? "P=$n --reference $ref: one flipped byte ($where) stops the run (exit $rc, message seen: $said)"
+            # Held to the pattern, the failing rank also says how far the
+            # damage goes: one byte, in a gap (offset 1) or in one block.
+            if [ "$ref" = pattern ] && [ "$where" != send ] &&
+               grep -q "rank 0: scattered" "$TESTDIR/out"; then
+                case $where in 1) want="1 bytes wrong in 0 blocks and 1 gaps" ;;
+                               *) want="1 bytes wrong in 1 blocks and 0 gaps" ;; esac
+                grep -q "rank 0: scattered.*; $want; got" "$TESTDIR/out"
+                ok $? "P=$n --reference pattern: the damage of a flipped byte ($where) is counted ($want)"
+            fi
         done
     done
 done

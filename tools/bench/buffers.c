@@ -78,34 +78,56 @@ static int place_blocks(const int *count, int *displ, int *order, int P, uint64_
  * pat(j, me) when receiving; gaps hold SENTINEL.  *want: the byte that
  * belongs there.  The same check as a comparison with a filled copy,
  * without the copy: under --reference pattern that copy was 3 of the 5
- * buffers of every rank, the bound of the lab's large points. */
+ * buffers of every rank, the bound of the lab's large points.  With dmg
+ * the scan goes on past the first wrong byte and counts the damage, which
+ * tells a lost block from a stray write when a large run fails once. */
+typedef struct damage { size_t bytes; int blocks, gaps; } damage;
+
 static size_t first_off_pattern(const unsigned char *buf, size_t nbytes, const int *count,
                                 const int *displ, const int *order, int P, size_t ts, int me,
-                                int recv, unsigned char *want)
+                                int recv, unsigned char *want, damage *dmg)
 {
-    size_t pos = 0;
+    size_t pos = 0, first = nbytes;
     for (int k = 0; k <= P; k++) {
         size_t lo = k < P ? (size_t)displ[order[k]] * ts : nbytes;
+        int hit = 0;
         for (; pos < lo; pos++)
             if (buf[pos] != SENTINEL) {
-                *want = SENTINEL;
-                return pos;
+                if (first == nbytes) {
+                    *want = SENTINEL;
+                    first = pos;
+                }
+                if (!dmg)
+                    return first;
+                dmg->bytes++;
+                hit = 1;
             }
+        if (dmg && hit)
+            dmg->gaps++;
         if (k == P)
             break;
         int j = order[k];
         size_t n = (size_t)count[j] * ts;
+        hit = 0;
         for (size_t b = 0; b < n; b += 8) {
             uint64_t w = recv ? pat_word(j, me, b / 8) : pat_word(me, j, b / 8);
             for (size_t x = 0; x < 8 && b + x < n; x++)
                 if (buf[lo + b + x] != (unsigned char)(w >> (8 * x))) {
-                    *want = (unsigned char)(w >> (8 * x));
-                    return lo + b + x;
+                    if (first == nbytes) {
+                        *want = (unsigned char)(w >> (8 * x));
+                        first = lo + b + x;
+                    }
+                    if (!dmg)
+                        return first;
+                    dmg->bytes++;
+                    hit = 1;
                 }
         }
+        if (dmg && hit)
+            dmg->blocks++;
         pos = lo + n;
     }
-    return nbytes;
+    return first;
 }
 
 /* The send and receive buffers.  Under SMPI with --reference none (the
@@ -332,20 +354,31 @@ static void verify_or_abort(const opts *o, layout *L, const unsigned char *got,
     int P = skewshim_bench_size;
     size_t ts = (size_t)o->tsize;
     int bad = 0;
-    char where[160], msg[400];
+    char where[160], msg[480];
     unsigned char wb = 0;
     size_t off = want ? first_diff(got, want, L->rbytes)
                       : first_off_pattern(got, L->rbytes, L->rcount, L->rdispl, L->rorder, P,
-                                          ts, L->me, 1, &wb);
+                                          ts, L->me, 1, &wb, NULL);
     if (off < L->rbytes) {
         bad = 1;
         describe_offset(L, o, P, off, where, sizeof where);
-        snprintf(msg, sizeof msg, "receive buffer byte %zu %s: got 0x%02x, want 0x%02x",
-                 off, where, got[off], want ? want[off] : wb);
+        char extent[160] = "";
+        if (!want) {
+            damage d = {0, 0, 0};
+            first_off_pattern(got, L->rbytes, L->rcount, L->rdispl, L->rorder, P, ts, L->me, 1,
+                              &wb, &d);
+            size_t k = off + 8 < L->rbytes ? 8 : L->rbytes - off;
+            int m = snprintf(extent, sizeof extent, "; %zu bytes wrong in %d blocks and %d gaps; got",
+                             d.bytes, d.blocks, d.gaps);
+            for (size_t i = 0; i < k && m > 0 && (size_t)m < sizeof extent; i++)
+                m += snprintf(extent + m, sizeof extent - (size_t)m, " %02x", got[off + i]);
+        }
+        snprintf(msg, sizeof msg, "receive buffer byte %zu %s: got 0x%02x, want 0x%02x%s",
+                 off, where, got[off], want ? want[off] : wb, extent);
     } else if (what && (off = L->spristine ? first_diff(L->sbuf, L->spristine, L->sbytes)
                                            : first_off_pattern(L->sbuf, L->sbytes, L->scount,
                                                                L->sdispl, L->sorder, P, ts,
-                                                               L->me, 0, &wb)) < L->sbytes) {
+                                                               L->me, 0, &wb, NULL)) < L->sbytes) {
         bad = 1;
         snprintf(msg, sizeof msg, "the send buffer was modified at byte %zu", off);
     }
