@@ -83,6 +83,21 @@ static int place_blocks(const int *count, int *displ, int *order, int P, uint64_
  * tells a lost block from a stray write when a large run fails once. */
 typedef struct damage { size_t bytes; int blocks, gaps; } damage;
 
+/* One wrong byte: the first one is remembered with the byte it should have
+ * been; 1 tells the caller to stop when it wants only the first. */
+static int note_wrong(size_t at, unsigned char expect, size_t nbytes, size_t *first,
+                      unsigned char *want, damage *dmg)
+{
+    if (*first == nbytes) {
+        *want = expect;
+        *first = at;
+    }
+    if (!dmg)
+        return 1;
+    dmg->bytes++;
+    return 0;
+}
+
 static size_t first_off_pattern(const unsigned char *buf, size_t nbytes, const int *count,
                                 const int *displ, const int *order, int P, size_t ts, int me,
                                 int recv, unsigned char *want, damage *dmg)
@@ -93,13 +108,8 @@ static size_t first_off_pattern(const unsigned char *buf, size_t nbytes, const i
         int hit = 0;
         for (; pos < lo; pos++)
             if (buf[pos] != SENTINEL) {
-                if (first == nbytes) {
-                    *want = SENTINEL;
-                    first = pos;
-                }
-                if (!dmg)
+                if (note_wrong(pos, SENTINEL, nbytes, &first, want, dmg))
                     return first;
-                dmg->bytes++;
                 hit = 1;
             }
         if (dmg && hit)
@@ -111,17 +121,14 @@ static size_t first_off_pattern(const unsigned char *buf, size_t nbytes, const i
         hit = 0;
         for (size_t b = 0; b < n; b += 8) {
             uint64_t w = recv ? pat_word(j, me, b / 8) : pat_word(me, j, b / 8);
-            for (size_t x = 0; x < 8 && b + x < n; x++)
-                if (buf[lo + b + x] != (unsigned char)(w >> (8 * x))) {
-                    if (first == nbytes) {
-                        *want = (unsigned char)(w >> (8 * x));
-                        first = lo + b + x;
-                    }
-                    if (!dmg)
+            for (size_t x = 0; x < 8 && b + x < n; x++) {
+                unsigned char e = (unsigned char)(w >> (8 * x));
+                if (buf[lo + b + x] != e) {
+                    if (note_wrong(lo + b + x, e, nbytes, &first, want, dmg))
                         return first;
-                    dmg->bytes++;
                     hit = 1;
                 }
+            }
         }
         if (dmg && hit)
             dmg->blocks++;
