@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef SKEWSHIM_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -81,7 +82,7 @@ static int place_blocks(const int *count, int *displ, int *order, int P, uint64_
  * buffers of every rank, the bound of the lab's large points.  With dmg
  * the scan goes on past the first wrong byte and counts the damage, which
  * tells a lost block from a stray write when a large run fails once. */
-typedef struct damage { size_t bytes; int blocks, gaps; } damage;
+typedef struct damage { size_t bytes, last; int blocks, gaps; } damage;
 
 /* One wrong byte: the first one is remembered with the byte it should have
  * been; 1 tells the caller to stop when it wants only the first. */
@@ -95,6 +96,7 @@ static int note_wrong(size_t at, unsigned char expect, size_t nbytes, size_t *fi
     if (!dmg)
         return 1;
     dmg->bytes++;
+    dmg->last = at;
     return 0;
 }
 
@@ -361,7 +363,7 @@ static void verify_or_abort(const opts *o, layout *L, const unsigned char *got,
     int P = skewshim_bench_size;
     size_t ts = (size_t)o->tsize;
     int bad = 0;
-    char where[160], msg[480];
+    char where[160], msg[720];
     unsigned char wb = 0;
     size_t off = want ? first_diff(got, want, L->rbytes)
                       : first_off_pattern(got, L->rbytes, L->rcount, L->rdispl, L->rorder, P,
@@ -369,9 +371,9 @@ static void verify_or_abort(const opts *o, layout *L, const unsigned char *got,
     if (off < L->rbytes) {
         bad = 1;
         describe_offset(L, o, P, off, where, sizeof where);
-        char extent[160] = "";
+        char extent[320] = "";
         if (!want) {
-            damage d = {0, 0, 0};
+            damage d = {0, 0, 0, 0};
             first_off_pattern(got, L->rbytes, L->rcount, L->rdispl, L->rorder, P, ts, L->me, 1,
                               &wb, &d);
             size_t k = off + 8 < L->rbytes ? 8 : L->rbytes - off;
@@ -379,6 +381,15 @@ static void verify_or_abort(const opts *o, layout *L, const unsigned char *got,
                              d.bytes, d.blocks, d.gaps);
             for (size_t i = 0; i < k && m > 0 && (size_t)m < sizeof extent; i++)
                 m += snprintf(extent + m, sizeof extent - (size_t)m, " %02x", got[off + i]);
+            /* Where the damage lies in memory: a stretch that starts or ends
+             * on a page boundary points at memory lost below the program. */
+            uintptr_t a = (uintptr_t)(got + off), z = (uintptr_t)(got + d.last) + 1;
+            uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+            if (m > 0 && (size_t)m < sizeof extent)
+                snprintf(extent + m, sizeof extent - (size_t)m,
+                         "; bytes %zu-%zu wrong, at %#jx-%#jx (page offsets %ju-%ju)", off,
+                         d.last, (uintmax_t)a, (uintmax_t)z, (uintmax_t)(a % pg),
+                         (uintmax_t)(z % pg));
         }
         snprintf(msg, sizeof msg, "receive buffer byte %zu %s: got 0x%02x, want 0x%02x%s",
                  off, where, got[off], want ? want[off] : wb, extent);
