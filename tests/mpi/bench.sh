@@ -46,6 +46,11 @@ for n in 3 4; do
                                *) want="1 bytes wrong in 1 blocks and 0 gaps" ;; esac
                 grep -q "rank 0: scattered.*; $want; got" "$TESTDIR/out"
                 ok $? "P=$n --reference pattern: the damage of a flipped byte ($where) is counted ($want)"
+                # ... and where it lies: one byte, first = last, with its
+                # address and page offset (a stretch ending on a page
+                # boundary points below the program, doc/lab.md).
+                grep -q "rank 0: scattered.*; bytes \([0-9]*\)-\1 wrong, at 0x[0-9a-f]*-0x[0-9a-f]* (page offsets [0-9]*-[0-9]*)" "$TESTDIR/out"
+                ok $? "P=$n --reference pattern: the flipped byte ($where) is located (one byte, address and page offset)"
             fi
         done
     done
