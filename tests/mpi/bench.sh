@@ -38,6 +38,18 @@ for n in 3 4; do
             grep -q "VERIFICATION FAILED: scattered" "$TESTDIR/out" && said=yes
             [ $rc -eq 3 ]
             ok $? "P=$n --reference $ref: one flipped byte ($where) stops the run (exit $rc, message seen: $said)"
+            # Before it aborts, the bench repeats the call on the same inputs
+            # (the flip is not repeated, so the repeat comes out right),
+            # except when the send buffer, an input, was changed.  Rank 0
+            # says so before the barrier that precedes its last line.
+            if [ $said = yes ]; then
+                case $where in
+                    send) want="not repeated, the send buffer was modified" ;;
+                    *) want="the same call repeated on the same inputs came out right on every rank" ;;
+                esac
+                grep -q "^skewshim-bench: scattered on .*: $want" "$TESTDIR/out"
+                ok $? "P=$n --reference $ref: after the flipped byte ($where): $want"
+            fi
             # Held to the pattern, the failing rank also says how far the
             # damage goes: one byte, in a gap (offset 1) or in one block.
             if [ "$ref" = pattern ] && [ "$where" != send ] &&
@@ -55,6 +67,19 @@ for n in 3 4; do
         done
     done
 done
+# A fault that repeats: the byte flipped in the repeat too is reported as
+# such, with the repeat's own per-rank line.
+SKEWSHIM_BENCH_TEST_FLIP=block-twice SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 3 "$BENCH" \
+    --algos scattered --sizes 16 --iters 1 --warmup 0 --reference pattern > /dev/null 2>&1
+rc=$?
+if grep -q "VERIFICATION FAILED: scattered" "$TESTDIR/out"; then
+    grep -q "rank 0: repeat: scattered.*1 bytes wrong in 1 blocks" "$TESTDIR/out" &&
+        grep -q "^skewshim-bench: scattered on .*came out wrong again" "$TESTDIR/out"
+    ok $? "P=3: a flipped byte that comes back in the repeat is reported as wrong again (exit $rc)"
+else
+    [ $rc -eq 3 ]
+    ok $? "P=3: a flipped byte that comes back in the repeat stops the run (exit $rc, message not seen)"
+fi
 # --reference none: timing only (the lab folds every rank's buffers onto one
 # copy, doc/lab.md).  Nothing is checked, so a flipped byte goes through,
 # and every row and the header say so: no unchecked figure reads as checked.

@@ -351,25 +351,31 @@ static size_t first_diff(const unsigned char *a, const unsigned char *b, size_t 
     return n;
 }
 
-/* Collective over comm; aborts the job on any mismatch.  what: the item's
- * label, or NULL for the reference itself.  want: the receive buffer got
- * must equal, or NULL for the pattern (--reference pattern). */
-static void verify_or_abort(const opts *o, layout *L, const unsigned char *got,
-                            const unsigned char *want, const char *what,
-                            const char *wl, uint64_t S, MPI_Comm comm)
+/* What a failed check found, worst last: the max over ranks decides
+ * whether the call may be repeated on the same inputs. */
+enum { CHECK_RIGHT = 0, CHECK_RECV_WRONG = 1, CHECK_SEND_CHANGED = 2 };
+
+/* Collective over comm: every rank that sees a mismatch prints it (prefix
+ * before its label), and all return the worst finding over the ranks.
+ * what: the item's label, or NULL for the reference itself.  want: the
+ * receive buffer got must equal, or NULL for the pattern (--reference
+ * pattern). */
+static int verify(const opts *o, layout *L, const unsigned char *got,
+                  const unsigned char *want, const char *what, const char *prefix,
+                  const char *wl, uint64_t S, MPI_Comm comm)
 {
     if (o->reference == REF_NONE)
-        return;     /* the same on every rank: no rank waits in the allreduce */
+        return CHECK_RIGHT;  /* the same on every rank: no rank waits in the allreduce */
     int P = skewshim_bench_size;
     size_t ts = (size_t)o->tsize;
-    int bad = 0;
+    int bad = CHECK_RIGHT;
     char where[160], msg[720];
     unsigned char wb = 0;
     size_t off = want ? first_diff(got, want, L->rbytes)
                       : first_off_pattern(got, L->rbytes, L->rcount, L->rdispl, L->rorder, P,
                                           ts, L->me, 1, &wb, NULL);
     if (off < L->rbytes) {
-        bad = 1;
+        bad = CHECK_RECV_WRONG;
         describe_offset(L, o, P, off, where, sizeof where);
         char extent[320] = "";
         if (!want) {
@@ -397,17 +403,21 @@ static void verify_or_abort(const opts *o, layout *L, const unsigned char *got,
                                            : first_off_pattern(L->sbuf, L->sbytes, L->scount,
                                                                L->sdispl, L->sorder, P, ts,
                                                                L->me, 0, &wb, NULL)) < L->sbytes) {
-        bad = 1;
+        bad = CHECK_SEND_CHANGED;
         snprintf(msg, sizeof msg, "the send buffer was modified at byte %zu", off);
     }
     int any = 0;
     PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm);
-    if (!any)
-        return;
     if (bad)
-        fprintf(stderr, "skewshim-bench: rank %d: %s, %s, S=%llu: %s\n", skewshim_bench_rank,
-                what ? what : "reference PMPI_Alltoallv", wl, (unsigned long long)S, msg);
+        fprintf(stderr, "skewshim-bench: rank %d: %s%s, %s, S=%llu: %s\n", skewshim_bench_rank,
+                prefix, what ? what : "reference PMPI_Alltoallv", wl, (unsigned long long)S, msg);
     fflush(stderr);
+    return any;
+}
+
+/* Collective: rank 0 says what failed, and the job ends with exit code 3. */
+static void abort_failed(const char *what, const char *wl, uint64_t S, MPI_Comm comm)
+{
     PMPI_Barrier(comm);
     if (skewshim_bench_rank == 0)
         fprintf(stderr, "skewshim-bench: VERIFICATION FAILED: %s on %s, S=%llu bytes: "
@@ -433,7 +443,8 @@ void skewshim_bench_run_reference(const opts *o, layout *L, const char *wl, uint
     memset(L->rref, SENTINEL, L->rbytes);
     PMPI_Alltoallv(L->sbuf, L->scount, L->sdispl, o->type, L->rref, L->rcount, L->rdispl,
                    o->type, comm);
-    verify_or_abort(o, L, L->rref, L->rexp, NULL, wl, S, comm);
+    if (verify(o, L, L->rref, L->rexp, NULL, "", wl, S, comm))
+        abort_failed(NULL, wl, S, comm);
 }
 
 static void flip_byte(const opts *o, layout *L, const char *how)
@@ -455,8 +466,9 @@ static void flip_byte(const opts *o, layout *L, const char *how)
         buf[(size_t)displ[big] * (size_t)o->tsize + n / 2] ^= 1;
 }
 
-void skewshim_bench_run_item_checked(const opts *o, item *it, layout *L, const char *wl, uint64_t S,
-                                     MPI_Comm comm)
+/* One call of the item on the bench's inputs, its receive buffer poisoned
+ * first.  flip: a test's injected wrong byte (tests/mpi/bench.sh), or NULL. */
+static void call_item(const opts *o, item *it, layout *L, const char *flip, MPI_Comm comm)
 {
     if (o->reference != REF_NONE)
         memset(L->rbuf, SENTINEL, L->rbytes);
@@ -476,14 +488,44 @@ void skewshim_bench_run_item_checked(const opts *o, item *it, layout *L, const c
         cudaMemcpy(L->sbuf, L->dsbuf, L->sbytes, cudaMemcpyDeviceToHost);
     }
 #endif
+    if (flip && skewshim_bench_rank == 0)
+        flip_byte(o, L, flip);
+}
+
+void skewshim_bench_run_item_checked(const opts *o, item *it, layout *L, const char *wl, uint64_t S,
+                                     MPI_Comm comm)
+{
     /* The tests' proof that a wrong byte stops the run under either
      * reference (tests/mpi/bench.sh): in a gap, inside the largest received
      * block ("block"), in the send buffer ("send"); "timed": in the --vary
-     * loop instead. */
-    const char *flip = getenv("SKEWSHIM_BENCH_TEST_FLIP");
-    if (flip && strcmp(flip, "timed") && skewshim_bench_rank == 0)
-        flip_byte(o, L, flip);
-    verify_or_abort(o, L, L->rbuf, L->rref, it->label, wl, S, comm);
+     * loop instead; a "-twice" suffix: in the repeat below too. */
+    char flip[16] = "";
+    const char *env = getenv("SKEWSHIM_BENCH_TEST_FLIP");
+    if (env && strcmp(env, "timed"))
+        snprintf(flip, sizeof flip, "%.*s", (int)strcspn(env, "-"), env);
+    int twice = env && strstr(env, "-twice") != NULL;
+    call_item(o, it, L, flip[0] ? flip : NULL, comm);
+    int found = verify(o, L, L->rbuf, L->rref, it->label, "", wl, S, comm);
+    if (found == CHECK_RIGHT)
+        return;
+    /* The shim and the simulation are deterministic: the same call on the
+     * same inputs tells a fault that repeats from one that does not (a
+     * lost write below the program, doc/lab.md).  Either way the run
+     * aborts.  A modified send buffer changed the inputs: no repeat. */
+    if (found == CHECK_RECV_WRONG) {
+        call_item(o, it, L, twice && flip[0] ? flip : NULL, comm);
+        int again = verify(o, L, L->rbuf, L->rref, it->label, "repeat: ", wl, S, comm);
+        if (skewshim_bench_rank == 0)
+            fprintf(stderr, "skewshim-bench: %s on %s, S=%llu: the same call repeated on the "
+                    "same inputs came out %s\n", it->label, wl, (unsigned long long)S,
+                    again == CHECK_RIGHT ? "right on every rank (the damage did not repeat)"
+                                         : "wrong again (per-rank details above, \"repeat:\")");
+    } else if (skewshim_bench_rank == 0) {
+        fprintf(stderr, "skewshim-bench: %s on %s, S=%llu: not repeated, the send buffer "
+                "was modified\n", it->label, wl, (unsigned long long)S);
+    }
+    fflush(stderr);
+    abort_failed(it->label, wl, S, comm);
 }
 
 void skewshim_bench_check_result(const opts *o, const item *it, layout *L, const char *wl,
@@ -492,7 +534,8 @@ void skewshim_bench_check_result(const opts *o, const item *it, layout *L, const
     const char *flip = getenv("SKEWSHIM_BENCH_TEST_FLIP");
     if (flip && !strcmp(flip, "timed") && skewshim_bench_rank == 0 && L->rbytes)
         L->rbuf[L->rbytes - 1] ^= 1;
-    verify_or_abort(o, L, L->rbuf, L->rref, it->label, wl, S, comm);
+    if (verify(o, L, L->rbuf, L->rref, it->label, "", wl, S, comm))
+        abort_failed(it->label, wl, S, comm);
 }
 
 void skewshim_bench_clear_recv(layout *L)
