@@ -1,0 +1,38 @@
+#!/bin/sh
+# lab/copycheck (doc/lab.md, "A check that failed at P = 1024") must catch
+# the damage it looks for: each mode runs one second clean (exit 0, no
+# wrong copy on a sound machine) and one second with COPYCHECK_INJECT=1,
+# which zeroes the first 64 bytes of the first copy (exit 1 and a report
+# of 64 wrong bytes at 0-63).  zmm16 needs a CPU with AVX-512.  Prints TAP.
+: "${top_builddir:=$(pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+n=0
+ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+HOSTCC=${HOSTCC:-cc}
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/skewshim-copycheck.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT
+echo "1..6"
+avx512=no
+grep -qw avx512f /proc/cpuinfo 2>/dev/null && avx512=yes
+flags=
+[ $avx512 = yes ] && flags=-mavx512f
+if ! $HOSTCC -std=c11 -O2 $flags -Wall -Wextra -Werror -o "$OUT/copycheck" "$top_srcdir/lab/copycheck.c" 2>"$OUT/cc.err"; then
+    sed 's/^/# /' "$OUT/cc.err"
+    for m in warm fresh zmm16; do ok 1 "$m: built"; ok 1 "$m: built"; done
+    exit 0
+fi
+for m in warm fresh zmm16; do
+    if [ $m = zmm16 ] && [ $avx512 = no ]; then
+        skip "zmm16 clean" "no AVX-512 on this CPU"; skip "zmm16 injected" "no AVX-512 on this CPU"; continue
+    fi
+    "$OUT/copycheck" $m 1 > "$OUT/$m.clean" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && grep -q ", 0 wrong$" "$OUT/$m.clean" || { rc=1; sed 's/^/# /' "$OUT/$m.clean" | head -5; }
+    ok $rc "$m: a second of copies, none wrong"
+    COPYCHECK_INJECT=1 "$OUT/copycheck" $m 1 > "$OUT/$m.inj" 2>&1
+    rc=$?
+    if [ $rc -eq 1 ] && grep -q "copy 1 at .* wrong in 64 of [0-9]* bytes (0-63), first wrong 0x00" "$OUT/$m.inj" \
+        && grep -q ", 1 wrong$" "$OUT/$m.inj"; then rc=0; else rc=1; sed 's/^/# /' "$OUT/$m.inj" | head -5; fi
+    ok $rc "$m: the injected 64 zero bytes are caught (exit 1)"
+done
