@@ -182,7 +182,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (copies == 0) {
-        fprintf(stderr, "copycheck: out of memory\n");
+        fprintf(stderr, "copycheck: no copy made (out of memory, or SECONDS not above 0)\n");
         return 2;
     }
     printf("copycheck %s pid %d: %llu copies, %llu wrong\n", mode, (int)getpid(), copies, bad);
