@@ -512,10 +512,37 @@ static void test_replay_hier(void)
                      "%d schedules", runs);
 }
 
+/* The lab's P = 1024 failure (doc/lab.md, "A check that failed at
+ * P = 1024") came from flat TuNA at radix 64 and 128 and from bruck2 (radix
+ * 2): replay exactly those schedules, and a P that is no power of the radix, at that scale. */
+static void test_replay_lab_scale(void)
+{
+    unsigned seed = 13;
+    static const int cases[][2] = {{1024, 64}, {1024, 128}, {1024, 2}, {1000, 64}, {1000, 7}};
+    int bad = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int P = cases[c][0], r = cases[c][1];
+        uint64_t M, *sz = random_sizes(P, &seed, &M);
+        skewshim_fwd f;
+        skewshim_fwd_layout L;
+        skewshim_fwd_init(&f, P, r, 1, 0);
+        skewshim_fwd_layout_flat(&f, M, &L);
+        int e = replay(1, P, &f, &L, sz, M, 0);
+        if (e) {
+            bad++;
+            TAP_DIAG("flat P=%d r=%d: %d errors", P, r, e);
+        }
+        free(sz);
+    }
+    TAP_OK(bad == 0, "replay at the lab's scale: flat TuNA P = 1024 at radix 2, 64 and 128, "
+                     "P = 1000 at radix 7 and 64, random sizes with empty blocks");
+}
+
 int main(void)
 {
     test_counts();
     test_replay_flat();
     test_replay_hier();
+    test_replay_lab_scale();
     return TAP_DONE();
 }
