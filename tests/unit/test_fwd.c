@@ -435,29 +435,33 @@ static uint64_t *random_sizes(int P, unsigned *seed, uint64_t *max)
     return sz;
 }
 
+/* One flat schedule on fresh random sizes; radix 1 stands for the two
+ * Bruck planners. Returns the number of errors. */
+static int replay_flat_one(int P, int r, int padded, unsigned *seed)
+{
+    uint64_t M, *sz = random_sizes(P, seed, &M);
+    skewshim_fwd f;
+    skewshim_fwd_layout L;
+    if (r == 1)
+        (padded ? skewshim_fwd_plan_padded_bruck : skewshim_fwd_plan_bruck2)(&f, P);
+    else
+        skewshim_fwd_init(&f, P, r, 1, padded);
+    skewshim_fwd_layout_flat(&f, M, &L);
+    int e = replay(1, P, &f, &L, sz, M, padded);
+    if (e)
+        TAP_DIAG("flat P=%d r=%d padded=%d: %d errors", P, r, padded, e);
+    free(sz);
+    return e;
+}
+
 static void test_replay_flat(void)
 {
     unsigned seed = 7;
     int runs = 0, bad = 0;
     for (int P = 1; P <= 17; P++)
         for (int r = 1; r <= P + 2; r++)
-            for (int padded = 0; padded <= 1; padded++) {
-                uint64_t M, *sz = random_sizes(P, &seed, &M);
-                skewshim_fwd f;
-                skewshim_fwd_layout L;
-                if (r == 1)     /* the two Bruck planners */
-                    (padded ? skewshim_fwd_plan_padded_bruck : skewshim_fwd_plan_bruck2)(&f, P);
-                else
-                    skewshim_fwd_init(&f, P, r, 1, padded);
-                skewshim_fwd_layout_flat(&f, M, &L);
-                int e = replay(1, P, &f, &L, sz, M, padded);
-                if (e) {
-                    bad++;
-                    TAP_DIAG("flat P=%d r=%d padded=%d: %d errors", P, r, padded, e);
-                }
-                runs++;
-                free(sz);
-            }
+            for (int padded = 0; padded <= 1; padded++, runs++)
+                bad += replay_flat_one(P, r, padded, &seed) != 0;
     TAP_OK(bad == 0, "replay: flat TuNA / Bruck, P 1..17, every radix, padded and two-phase: "
                      "%d schedules, every block once, temp within bound", runs);
 
@@ -514,26 +518,15 @@ static void test_replay_hier(void)
 
 /* The lab's P = 1024 failure (doc/lab.md, "A check that failed at
  * P = 1024") came from flat TuNA at radix 64 and 128 and from bruck2 (radix
- * 2): replay exactly those schedules, and a P that is no power of the radix, at that scale. */
+ * 2): replay exactly those schedules, and a P that is no power of the
+ * radix, at that scale. */
 static void test_replay_lab_scale(void)
 {
     unsigned seed = 13;
     static const int cases[][2] = {{1024, 64}, {1024, 128}, {1024, 2}, {1000, 64}, {1000, 7}};
     int bad = 0;
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        int P = cases[c][0], r = cases[c][1];
-        uint64_t M, *sz = random_sizes(P, &seed, &M);
-        skewshim_fwd f;
-        skewshim_fwd_layout L;
-        skewshim_fwd_init(&f, P, r, 1, 0);
-        skewshim_fwd_layout_flat(&f, M, &L);
-        int e = replay(1, P, &f, &L, sz, M, 0);
-        if (e) {
-            bad++;
-            TAP_DIAG("flat P=%d r=%d: %d errors", P, r, e);
-        }
-        free(sz);
-    }
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        bad += replay_flat_one(cases[c][0], cases[c][1], 0, &seed) != 0;
     TAP_OK(bad == 0, "replay at the lab's scale: flat TuNA P = 1024 at radix 2, 64 and 128, "
                      "P = 1000 at radix 7 and 64, random sizes with empty blocks");
 }
