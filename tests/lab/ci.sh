@@ -119,6 +119,20 @@ auto_ran() {
 }
 auto_ran "$f256" 256 16 tuna_hier 0.5 "P=256, S=16"
 auto_ran "$f64" 64 16384 native 1.03 "P=64, S=16k"
+# The edge of the 65 B - 1 KiB tuna_hier rule (average block <= 80 B): uniform
+# blocks of up to 128 B average 64.08 B at P = 256, where tuna_hier takes
+# 0.832x scattered (MPICH's default) and auto must run it; at the old edge
+# (64 B) auto ran scattered there, 1.13x scattered.
+run edge --ranks 256 --sizes 128 --algos native,scattered,tuna_hier,auto --iters 1 --warmup 0
+rc=$?
+fe="$OUT/edge/results.csv"
+ok $rc "P=256, uniform 128 B: native, scattered, tuna_hier and auto verified"
+sc=$(field "$fe" 256 128 scattered median_us)
+au=$(field "$fe" 256 128 auto median_us)
+st=$(field "$fe" 256 128 auto status)
+r=$(awk -v a="$au" -v s="$sc" 'BEGIN { if (a == "" || s == "") print ""; else printf "%.3f", a / s }')
+[ "$st" = ran=tuna_hier ] && le "$r" 0.9
+ok $? "P=256, uniform 128 B: auto ran ${st#ran=} at ${r:-?}x scattered (want tuna_hier, <= 0.9)"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and

@@ -103,8 +103,8 @@ static void test_builtin(void)
                    r[1].comm_size.lo == 256 && r[1].comm_size.hi < 0 &&
                    r[1].max_block_bytes.lo == 65 && r[1].max_block_bytes.hi == 1024 &&
                    r[1].avg_block_bytes.set && r[1].avg_block_bytes.lo == 0 &&
-                   r[1].avg_block_bytes.hi == 64,
-               "rule 1: host, >= 256 ranks, blocks 65 B - 1 KiB, avg <= 64 B -> tuna_hier");
+                   r[1].avg_block_bytes.hi == 80,
+               "rule 1: host, >= 256 ranks, blocks 65 B - 1 KiB, avg <= 80 B -> tuna_hier");
         TAP_OK(r[2].use == SKEWSHIM_ALGO_SCATTERED && r[2].buffers == SKEWSHIM_BUF_HOST &&
                    r[2].comm_size.lo == 64 && r[2].comm_size.hi < 0 &&
                    r[2].max_block_bytes.lo == 65 && r[2].max_block_bytes.hi == 1024 &&
@@ -512,6 +512,18 @@ static void test_builtin_lab_points(void)
         int rule;
         skewshim_algo_id algo;
     } pts[] = {
+        /* The small-block edges (doc/perf/lab/rule-edges-p64-256,
+         * rule-edges-p1024-2048; ratios to scattered, MPICH's default). */
+        {"uniform 128 B, P = 256, avg 64.08 B (tuna_hier 0.832x)", 256, 8, 128, 64.08, 1.10,
+         1.10, 1, SKEWSHIM_ALGO_TUNA_HIER},
+        {"uniform 128 B, P = 1024, avg 64 B (tuna_hier 0.654x)", 1024, 32, 128, 64.0, 1.10,
+         1.10, 1, SKEWSHIM_ALGO_TUNA_HIER},
+        {"equal 80 B, P = 256 (tuna_hier 0.918x)", 256, 8, 80, 80.0, 1.0, 1.0, 1,
+         SKEWSHIM_ALGO_TUNA_HIER},
+        {"equal 96 B, P = 256 (tuna_hier 1.026x)", 256, 8, 96, 96.0, 1.0, 1.0, 2,
+         SKEWSHIM_ALGO_SCATTERED},
+        {"uniform 192 B, P = 256, avg 96.07 B (tuna_hier 1.058x)", 256, 8, 192, 96.07, 1.11,
+         1.11, 2, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 256, 128 MiB, avg 41.8 KiB (FAST 0.317x, scattered 0.548x)", 256, 32,
          134217728, 42770.9, 13.42, 13.24, 5, SKEWSHIM_ALGO_FAST},
         {"Zipf 0.9, P = 256, 64 MiB, avg 20.9 KiB: below the floor", 256, 32, 67108864,
