@@ -516,8 +516,6 @@ static void test_builtin_lab_points(void)
          * rule-edges-p1024-2048; ratios to scattered, MPICH's default). */
         {"uniform 128 B, P = 256, avg 64.08 B (tuna_hier 0.832x)", 256, 8, 128, 64.08, 1.10,
          1.10, 1, SKEWSHIM_ALGO_TUNA_HIER},
-        {"uniform 128 B, P = 1024, avg 64 B (tuna_hier 0.654x)", 1024, 32, 128, 64.0, 1.10,
-         1.10, 1, SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 80 B, P = 256 (tuna_hier 0.918x)", 256, 8, 80, 80.0, 1.0, 1.0, 1,
          SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 96 B, P = 256 (tuna_hier 1.026x)", 256, 8, 96, 96.0, 1.0, 1.0, 2,
