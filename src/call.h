@@ -24,6 +24,7 @@ typedef struct skewshim_agreed {
     uint64_t max_recv, sum_recv;
     uint64_t max_isend, sum_isend;/* per-rank inter-node totals */
     uint64_t max_irecv, sum_irecv;
+    uint64_t sum_nonempty;        /* blocks of one byte or more, over all ranks */
     uint64_t any_unsupported;     /* max over ranks of the local reason */
     uint64_t any_device, any_host;
     uint64_t repeats;             /* agreed calls in a row before with this matrix */

@@ -40,6 +40,10 @@ typedef struct skewshim_rule {
      * apart tell hot receivers under balanced senders (MoE routing, where
      * FAST wins) from skew on both sides (Zipf, where it loses). */
     skewshim_range comm_size, max_block_bytes, avg_block_bytes, mtm, send_mtm, recv_mtm;
+    /* Bytes per block that carries any: with avg_block_bytes it tells a
+     * dense exchange of small blocks from a sparse one of larger blocks,
+     * whose empty blocks cost the MPI library no message. */
+    skewshim_range avg_nonempty_bytes;
     /* Agreed calls in a row before this one that had its size matrix: a
      * schedule that gathers the matrix pays that once per matrix, and only
      * a job that repeats it gets the rest of the gain. */
@@ -82,6 +86,7 @@ typedef struct skewshim_facts {
     int comm_size;
     double max_block_bytes;
     double avg_block_bytes;       /* total bytes / P^2 */
+    double avg_nonempty_bytes;    /* total bytes / blocks of one byte or more (0: none) */
     double mtm;                   /* SABRE's MTM over inter-node volumes */
     double send_mtm, recv_mtm;    /* its two sides; mtm is the larger */
     double repeats;               /* agreed calls in a row before with this matrix */

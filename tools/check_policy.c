@@ -34,6 +34,7 @@ static void print_rules(const skewshim_policy *p)
         range_text("nodes", &r->nodes, m, sizeof m);
         range_text("max_block_bytes", &r->max_block_bytes, m, sizeof m);
         range_text("avg_block_bytes", &r->avg_block_bytes, m, sizeof m);
+        range_text("avg_nonempty_bytes", &r->avg_nonempty_bytes, m, sizeof m);
         range_text("mtm", &r->mtm, m, sizeof m);
         range_text("send_mtm", &r->send_mtm, m, sizeof m);
         range_text("recv_mtm", &r->recv_mtm, m, sizeof m);

@@ -17,7 +17,7 @@ enum {
     F_MAX_BLOCK, F_MAX_SEND, F_MAX_RECV, F_MAX_ISEND, F_MAX_IRECV, F_REASON, F_DEVICE, F_HOST,
     F_CHANGED, F_UNHELD, F_HASH, F_NHASH,
     F_NMAX,
-    F_SUM_SEND = F_NMAX, F_SUM_RECV, F_SUM_ISEND, F_SUM_IRECV,
+    F_SUM_SEND = F_NMAX, F_SUM_RECV, F_SUM_ISEND, F_SUM_IRECV, F_SUM_NONEMPTY,
     F_COUNT
 };
 
@@ -51,6 +51,7 @@ void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv)
             v[F_MAX_BLOCK] = s;
         v[F_SUM_SEND] += s;
         v[F_SUM_RECV] += r;
+        v[F_SUM_NONEMPTY] += s != 0;
         if (t->node_of[j] != me) {
             v[F_SUM_ISEND] += s;
             v[F_SUM_IRECV] += r;
@@ -80,6 +81,7 @@ static void fill(skewshim_call *c, const uint64_t *out)
     a->sum_isend = out[F_SUM_ISEND];
     a->max_irecv = out[F_MAX_IRECV];
     a->sum_irecv = out[F_SUM_IRECV];
+    a->sum_nonempty = out[F_SUM_NONEMPTY];
     a->any_unsupported = out[F_REASON];
     a->any_device = out[F_DEVICE];
     a->any_host = out[F_HOST];
@@ -87,6 +89,7 @@ static void fill(skewshim_call *c, const uint64_t *out)
     memset(k, 0, sizeof *k);
     k->total_bytes = a->sum_send;
     k->max_block_bytes = a->max_block_bytes;
+    k->nonempty_blocks = a->sum_nonempty;
     k->inter_bytes = a->sum_isend;
     k->send_mtm_all = skewshim_mtm(a->max_send, a->sum_send, P);
     k->recv_mtm_all = skewshim_mtm(a->max_recv, a->sum_recv, P);
@@ -201,6 +204,7 @@ void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen
                 out[F_MAX_BLOCK] = v;
             s += v;
             rr += w;
+            out[F_SUM_NONEMPTY] += v != 0;
             if (t->node_of[j] != t->node_of[i]) {
                 is += v;
                 ir += w;

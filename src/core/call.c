@@ -824,6 +824,8 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
             .nodes = c->cs->topo.nnodes,
             .max_block_bytes = (double)ag->max_block_bytes,
             .avg_block_bytes = (double)ag->sum_send / ((double)c->size * c->size),
+            .avg_nonempty_bytes = ag->sum_nonempty
+                                      ? (double)ag->sum_send / (double)ag->sum_nonempty : 0.0,
             .mtm = ag->valid ? ag->skew.mtm_inter : 1.0,
             .send_mtm = ag->valid ? ag->skew.send_mtm_inter : 1.0,
             .recv_mtm = ag->valid ? ag->skew.recv_mtm_inter : 1.0,

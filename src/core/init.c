@@ -194,6 +194,7 @@ static uint64_t settings_hash(void)
         h = hash_range(h, &r->comm_size);
         h = hash_range(h, &r->max_block_bytes);
         h = hash_range(h, &r->avg_block_bytes);
+        h = hash_range(h, &r->avg_nonempty_bytes);
         h = hash_range(h, &r->mtm);
         h = hash_range(h, &r->send_mtm);
         h = hash_range(h, &r->recv_mtm);

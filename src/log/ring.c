@@ -28,14 +28,14 @@
  *   MAX (double): time, rounds, meta_time, tmp_bytes (busiest rank),
  *                 t_pred, t_lb (identical on every rank, max is a no-op)
  *   SUM (uint64): messages, bytes_sent, bytes_forwarded, meta_bytes,
- *                 the traffic (send, recv, isend, irecv) and the number of
- *                 ranks that know theirs
+ *                 the traffic (send, recv, isend, irecv, non-empty blocks)
+ *                 and the number of ranks that know theirs
  *   MAX (uint64): the traffic (largest block, send, recv, isend, irecv)
  * The call's figures (total, largest block, MTMs) follow from the traffic
  * sums and maxima as they did from the agreement collective.  The other
  * fields are rank-invariant (choice, plan); rank 0's copy is written.
  */
-enum { KD = 6, KU = 9, KM = 5 };
+enum { KD = 6, KU = 10, KM = 5 };
 _Static_assert(sizeof(skewshim_record) % sizeof(double) == 0,
                "the reduction arrays follow the records in one allocation");
 
@@ -177,6 +177,7 @@ static void record_pack(const skewshim_record *r, double *d, uint64_t *u, uint64
     u[6] = t->isend;
     u[7] = t->irecv;
     u[8] = r->traffic_known != 0;
+    u[9] = t->nonempty;
     m[0] = t->max_block;
     m[1] = t->send;
     m[2] = t->recv;
@@ -203,13 +204,14 @@ static void record_unpack(skewshim_record *r, const double *d, const uint64_t *u
     r->meta_bytes = u[3];
     int P = r->comm_size;
     r->total_bytes = r->max_block_bytes = 0;
-    r->mean_block_bytes = 0;
+    r->mean_block_bytes = r->mean_nonempty_bytes = 0;
     r->send_mtm_all = r->recv_mtm_all = r->send_mtm_inter = r->recv_mtm_inter = 0;
     if (P <= 0 || u[8] != (uint64_t)P)
         return;
     r->total_bytes = u[4];
     r->max_block_bytes = m[0];
     r->mean_block_bytes = (double)u[4] / ((double)P * P);
+    r->mean_nonempty_bytes = u[9] ? (double)u[4] / (double)u[9] : 0.0;
     r->send_mtm_all = skewshim_mtm(m[1], u[4], P);
     r->recv_mtm_all = skewshim_mtm(m[2], u[5], P);
     r->send_mtm_inter = skewshim_mtm(m[3], u[6], P);

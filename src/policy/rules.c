@@ -25,6 +25,7 @@ static int rule_matches(const skewshim_rule *r, const skewshim_facts *f)
            in_range(&r->nodes, (double)f->nodes) &&
            in_range(&r->max_block_bytes, f->max_block_bytes) &&
            in_range(&r->avg_block_bytes, f->avg_block_bytes) &&
+           in_range(&r->avg_nonempty_bytes, f->avg_nonempty_bytes) &&
            in_range(&r->mtm, f->mtm) &&
            in_range(&r->send_mtm, f->send_mtm) &&
            in_range(&r->recv_mtm, f->recv_mtm) &&
@@ -49,8 +50,8 @@ int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
 /* A rule whose matchers need nothing agreed: no block size, no skew. */
 int skewshim_rule_uses_facts(const skewshim_rule *r)
 {
-    return r->max_block_bytes.set || r->avg_block_bytes.set || r->mtm.set ||
-           r->send_mtm.set || r->recv_mtm.set || r->repeats.set;
+    return r->max_block_bytes.set || r->avg_block_bytes.set || r->avg_nonempty_bytes.set ||
+           r->mtm.set || r->send_mtm.set || r->recv_mtm.set || r->repeats.set;
 }
 
 static int size_only(const skewshim_rule *r)

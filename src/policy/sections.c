@@ -73,7 +73,8 @@ static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *r
     static const char *const keys[] = {
         "comm_size", "max_block_bytes", "avg_block_bytes", "mtm", "send_mtm", "recv_mtm",
         "repeats", "buffers", "use",
-        "scattered", "tuna", "tuna_hier", "sabre", "fast", "max_temp_bytes", "nodes", NULL};
+        "scattered", "tuna", "tuna_hier", "sabre", "fast", "max_temp_bytes", "nodes",
+        "avg_nonempty_bytes", NULL};
     static const char *const bufs[] = {"any", "host", "device"};
     yaml_node_t *k, *v;
     int idx, rc, r = 0, have_use = 0;
@@ -100,6 +101,7 @@ static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *r
             break;
         case 14: r = parse_top_param(c, v, sub, "max_temp_bytes", p, b); break;
         case 15: r = skewshim_pol_parse_range(c, v, sub, R_COUNT, &rule->nodes); break;
+        case 16: r = skewshim_pol_parse_range(c, v, sub, R_SIZE, &rule->avg_nonempty_bytes); break;
         }
         if (r)
             return -1;

@@ -110,6 +110,7 @@ void skewshim_rank_traffic_of(const skewshim_topo *t, int rank, const uint64_t *
             out->max_block = sbytes[j];
         out->send += sbytes[j];
         out->recv += rbytes[j];
+        out->nonempty += sbytes[j] != 0;
         if (t->node_of[j] != me) {
             out->isend += sbytes[j];
             out->irecv += rbytes[j];
@@ -131,6 +132,7 @@ void skewshim_skew_of_matrix(const skewshim_matrix *m, const skewshim_topo *t,
             for (int j = 0; j < P; j++) {
                 uint64_t b = m->b[(size_t)i * P + j];
                 out->total_bytes += b;
+                out->nonempty_blocks += b != 0;
                 if (b > out->max_block_bytes)
                     out->max_block_bytes = b;
                 s_all[i] += b;

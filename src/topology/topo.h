@@ -47,6 +47,7 @@ void skewshim_matrix_free(skewshim_matrix *m);
 typedef struct skewshim_skew {
     uint64_t total_bytes;        /* sum of all blocks */
     uint64_t max_block_bytes;
+    uint64_t nonempty_blocks;    /* blocks of one byte or more */
     uint64_t inter_bytes;        /* sum of inter-node blocks */
     double send_mtm_inter, recv_mtm_inter, mtm_inter;
     double send_mtm_all, recv_mtm_all, mtm_all;
@@ -61,6 +62,7 @@ typedef struct skewshim_rank_traffic {
     uint64_t max_block;          /* largest block this rank sends */
     uint64_t send, recv;         /* bytes sent / received, all traffic */
     uint64_t isend, irecv;       /* bytes sent to / received from other nodes */
+    uint64_t nonempty;           /* blocks this rank sends of one byte or more */
 } skewshim_rank_traffic;
 
 void skewshim_rank_traffic_of(const skewshim_topo *t, int rank, const uint64_t *sbytes,

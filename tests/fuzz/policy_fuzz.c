@@ -21,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         __builtin_trap();    /* every refusal says why */
     /* A loaded policy is usable: choose for a few fact sets. */
     static const skewshim_facts facts[] = {
-        {.comm_size = 2, .max_block_bytes = 16, .avg_block_bytes = 8, .mtm = 1.0,
+        {.comm_size = 2, .max_block_bytes = 16, .avg_block_bytes = 8, .avg_nonempty_bytes = 12,
+         .mtm = 1.0,
          .send_mtm = 1.0, .recv_mtm = 1.0, .buffers = SKEWSHIM_BUF_HOST, .nodes = 1},
         {.comm_size = 64, .max_block_bytes = 1 << 20, .avg_block_bytes = 1 << 18, .mtm = 3.0,
          .send_mtm = 1.0, .recv_mtm = 3.0, .buffers = SKEWSHIM_BUF_HOST, .nodes = 8},

@@ -53,8 +53,10 @@ for c in calls:
     recv = [sum(B[i][j] for i in range(P)) for j in range(P)]
     isend = [sum(B[i][j] for j in range(P) if node[j] != node[i]) for i in range(P)]
     irecv = [sum(B[i][j] for i in range(P) if node[j] != node[i]) for j in range(P)]
+    ne = sum(1 for r in B for v in r if v)
     want = {"total_bytes": sum(send), "max_block_bytes": max(max(r) for r in B),
             "mean_block_bytes": num(sum(send) / (float(P) * P)),
+            "mean_nonempty_bytes": num(sum(send) / float(ne)) if ne else 0,
             "send_mtm_all": num(mtm(max(send), sum(send), P)),
             "recv_mtm_all": num(mtm(max(recv), sum(recv), P)),
             "send_mtm_inter": num(mtm(max(isend), sum(isend), P)),
@@ -66,7 +68,32 @@ for c in calls:
 print("# %d records checked against their matrices" % len(calls))
 sys.exit(0 if calls and len(calls) == len(mats) and bad == 0 else 1)
 PYEOF
-ok $? "every record's total, largest and mean block and four MTMs match its matrix"
+ok $? "every record's total, largest, mean and mean non-empty block and four MTMs match its matrix"
+# The agreed bytes per non-empty block reach the rules, through the
+# allreduce (a rule for pairwise) and through the matrix gather that
+# replaces it where every candidate gathers the matrix (a rule for fast):
+# the zero workload (no block carries a byte: 0) stays below [1, 1G] and
+# runs native, every other call matches.  Byte for byte against
+# PMPI_Alltoallv as ever.  reuse_agreement 0: the empty exchanges, which
+# come first, would otherwise settle native for the calls after them.
+for algo in pairwise fast; do
+    printf 'version: 1\nreuse_agreement: 0\ntopology: {ranks_per_node: 2}\nlog: {level: calls, path: "%s/ne-%s.jsonl"}\nrules:\n  - {avg_nonempty_bytes: [1, 1G], use: %s}\n' \
+        "$TESTDIR" "$algo" "$algo" > "$TESTDIR/ne-$algo.yaml"
+    SKEWSHIM_CONFIG="$TESTDIR/ne-$algo.yaml" mpirun_n 4 "$CHECK" --workloads zero,uniform,hot_send --seeds 2 --types byte
+    rc=$?
+    "$PY" - "$TESTDIR/ne-$algo.jsonl" "$algo" <<'PYEOF'
+import json, sys
+c = [json.loads(l) for l in open(sys.argv[1]) if '"call"' in l]
+empty = [r for r in c if r["total_bytes"] == 0]
+full = [r for r in c if r["total_bytes"] > 0]
+print("# %d calls with bytes, %d without; rules %s" % (len(full), len(empty), sorted(set(str(r.get("rule")) for r in c))))
+ok = empty and full and all(r["why"] == "default" and r["mean_nonempty_bytes"] == 0 for r in empty)
+ok = ok and all(r.get("rule") == 0 and r["mean_nonempty_bytes"] >= 1 for r in full)
+sys.exit(0 if ok else 1)
+PYEOF
+    py=$?
+    [ $rc -eq 0 ] && [ $py -eq 0 ]; ok $? "avg_nonempty_bytes [1, 1G] -> $algo: calls with bytes match it, an empty exchange does not"
+done
 # Emulated nodes are consecutive ranks of MPI_COMM_WORLD: the even/odd
 # halves of 4 ranks in 2 nodes of 2 each span both nodes.
 printf 'version: 1\ntopology: {ranks_per_node: 2}\nlog: {level: calls, path: "%s/split.jsonl"}\n' "$TESTDIR" > "$TESTDIR/split.yaml"

@@ -333,6 +333,39 @@ static void test_nodes_matcher(void)
     skewshim_policy_free(&p);
 }
 
+/* Bytes per non-empty block: two exchanges of one average block, one
+ * dense and one with most blocks empty, go to different rules; 0 (no
+ * block carries a byte) sits at the low end of any range from 0. */
+static void test_nonempty_matcher(void)
+{
+    skewshim_policy p;
+    skewshim_error e;
+    if (load("rules:\n  - {avg_nonempty_bytes: [0, 80], use: tuna_hier}\n"
+             "  - {avg_block_bytes: [0, 80], use: scattered}\n", &p, &e)) {
+        TAP_OK(0, "avg_nonempty_bytes policy loads: %d:%d %s: %s", e.line, e.column, e.key,
+               e.msg);
+        return;
+    }
+    TAP_OK(p.nrules == 2 && p.rules[0].avg_nonempty_bytes.set &&
+               p.rules[0].avg_nonempty_bytes.lo == 0 && p.rules[0].avg_nonempty_bytes.hi == 80 &&
+               !p.rules[0].avg_block_bytes.set && !p.rules[1].avg_nonempty_bytes.set,
+           "avg_nonempty_bytes parses into its own range");
+    const double avg[] = {60, 60, 0, 80, 100};
+    const double ne[] = {60, 120, 0, 80.5, 100};
+    const int want[] = {0, 1, 0, 1, -1};
+    for (int i = 0; i < 5; i++) {
+        skewshim_algo_id a;
+        const skewshim_params *pp;
+        skewshim_facts f = {.comm_size = 256, .max_block_bytes = 512, .avg_block_bytes = avg[i],
+                            .avg_nonempty_bytes = ne[i], .mtm = 1, .send_mtm = 1, .recv_mtm = 1,
+                            .buffers = SKEWSHIM_BUF_HOST, .nodes = 8};
+        int r = skewshim_policy_choose(&p, &f, &a, &pp);
+        TAP_OK(r == want[i], "average block %g B, %g B a non-empty block: rule %d (want %d)",
+               avg[i], ne[i], r, want[i]);
+    }
+    skewshim_policy_free(&p);
+}
+
 static void test_matching(void)
 {
     skewshim_policy p;
@@ -451,6 +484,7 @@ static void test_fixed_choice(void)
         {"rules:\n  - {recv_mtm: [2, inf], use: sabre}\n", 16, 0, 0, 0, 1},
         {"rules:\n  - {max_block_bytes: [0, 1K], use: tuna}\n", 16, 0, 0, 0, 1},
         {"rules:\n  - {avg_block_bytes: 8, use: tuna}\n", 16, 0, 0, 0, 1},
+        {"rules:\n  - {avg_nonempty_bytes: [0, 80], use: tuna}\n", 16, 0, 0, 0, 1},
         /* Whether the matrix repeats is agreed per call. */
         {"rules:\n  - {repeats: [1, inf], use: sabre}\n", 16, 0, 0, 0, 1},
         /* A skew rule that ends where the default would: nothing to agree. */
@@ -608,6 +642,10 @@ static const struct bad bad_inputs[] = {
     BAD_RULE("inverted send_mtm", "send_mtm", "[2, 1]", "    use: fast\n", "inverted range"),
     BAD_RULE("fractional repeats", "repeats", "1.5", "    use: sabre\n", "integer >= 0"),
     BAD_RULE("negative repeats", "repeats", "-1", "    use: sabre\n", "integer >= 0"),
+    BAD_RULE("inverted avg_nonempty_bytes", "avg_nonempty_bytes", "[80, 8]",
+             "    use: tuna_hier\n", "inverted range"),
+    BAD_RULE("avg_nonempty_bytes not a size", "avg_nonempty_bytes", "lots",
+             "    use: tuna_hier\n", "size"),
     BAD_RULE("inverted nodes", "nodes", "[4, 2]", "    use: tuna_hier\n", "inverted range"),
     BAD_RULE("fractional nodes", "nodes", "1.5", "    use: tuna_hier\n", "integer >= 0"),
     {"bad recv_mtm element", "rules:\n  - use: fast\n    recv_mtm: [2.2, hot]\n", 3, 21,
@@ -848,6 +886,7 @@ int main(void)
     test_fixed_choice();
     test_builtin_lab_points();
     test_nodes_matcher();
+    test_nonempty_matcher();
     test_bad_inputs();
     test_empty_and_comments();
     test_files();
