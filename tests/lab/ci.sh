@@ -119,10 +119,11 @@ auto_ran() {
 }
 auto_ran "$f256" 256 16 tuna_hier 0.5 "P=256, S=16"
 auto_ran "$f64" 64 16384 native 1.03 "P=64, S=16k"
-# The edge of the 65 B - 1 KiB tuna_hier rule (average block <= 80 B): uniform
-# blocks of up to 128 B average 64.08 B at P = 256, where tuna_hier takes
-# 0.832x scattered (MPICH's default) and auto must run it; at the old edge
-# (64 B) auto ran scattered there, 1.13x scattered.
+# The edge of the 65 B - 1 KiB tuna_hier rule at 256-1023 ranks (<= 84 B per
+# non-empty block): uniform blocks of up to 128 B average 64.08 B (64.5 B a
+# non-empty block) at P = 256, where tuna_hier takes 0.832x scattered
+# (MPICH's default) and auto must run it; at the old edge (64 B average)
+# auto ran scattered there, 1.13x scattered.
 run edge --ranks 256 --sizes 128 --algos native,scattered,tuna_hier,auto --iters 1 --warmup 0
 rc=$?
 fe="$OUT/edge/results.csv"
@@ -133,6 +134,34 @@ st=$(field "$fe" 256 128 auto status)
 r=$(awk -v a="$au" -v s="$sc" 'BEGIN { if (a == "" || s == "") print ""; else printf "%.3f", a / s }')
 [ "$st" = ran=tuna_hier ] && le "$r" 0.9
 ok $? "P=256, uniform 128 B: auto ran ${st#ran=} at ${r:-?}x scattered (want tuna_hier, <= 0.9)"
+# ratio_of CSV P S A B: A's time over B's
+ratio_of() {
+    a=$(field "$1" "$2" "$3" "$4" median_us)
+    b=$(field "$1" "$2" "$3" "$5" median_us)
+    awk -v a="$a" -v b="$b" 'BEGIN { if (a == "" || b == "") print ""; else printf "%.3f", a / b }'
+}
+# Sparse blocks: power-law rows of up to 768 B at P = 256 average 60 B a
+# block but 106.6 B a non-empty one (about half are empty, and MPICH sends
+# nothing for those), where tuna_hier takes 1.13x scattered: the rule must
+# not take them (on the average block it did).  And the rule for 128-255
+# ranks: uniform 112 B blocks at P = 128 (56.6 B a non-empty block),
+# tuna_hier 0.911x scattered, which auto must run.
+run sparse --ranks 256 --workloads power --sizes 768 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
+rc=$?
+fs="$OUT/sparse/results.csv"
+ok $rc "P=256, power 768 B: scattered, tuna_hier and auto verified"
+st=$(field "$fs" 256 768 auto status)
+t=$(ratio_of "$fs" 256 768 tuna_hier scattered)
+[ "$st" = ran=scattered ] && [ -n "$t" ] && ! le "$t" 1.05
+ok $? "P=256, power 768 B: auto ran ${st#ran=} (want scattered), where tuna_hier takes ${t:-?}x scattered (> 1.05)"
+run p128 --ranks 128 --sizes 112 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
+rc=$?
+fp="$OUT/p128/results.csv"
+ok $rc "P=128, uniform 112 B: scattered, tuna_hier and auto verified"
+st=$(field "$fp" 128 112 auto status)
+r=$(ratio_of "$fp" 128 112 auto scattered)
+[ "$st" = ran=tuna_hier ] && le "$r" 0.95
+ok $? "P=128, uniform 112 B: auto ran ${st#ran=} at ${r:-?}x scattered (want tuna_hier, <= 0.95)"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and

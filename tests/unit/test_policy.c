@@ -91,8 +91,8 @@ static void test_builtin(void)
     TAP_OK(!strcmp(p.source, "<built-in default>"), "built-in source name");
     TAP_OK(settings_are_default(&p),
            "conf/default.yaml states exactly the compiled-in defaults");
-    TAP_OK(p.nrules == 10, "built-in has 10 rules (got %d)", p.nrules);
-    if (p.nrules == 10) {
+    TAP_OK(p.nrules == 12, "built-in has 12 rules (got %d)", p.nrules);
+    if (p.nrules == 12) {
         const skewshim_rule *r = p.rules;
         TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA_HIER && r[0].buffers == SKEWSHIM_BUF_HOST &&
                    r[0].comm_size.lo == 64 && r[0].comm_size.hi < 0 &&
@@ -100,57 +100,73 @@ static void test_builtin(void)
                    r[0].max_block_bytes.hi == 64 && !r[0].mtm.set && !r[0].avg_block_bytes.set,
                "rule 0: host, >= 64 ranks, blocks <= 64 B -> tuna_hier");
         TAP_OK(r[1].use == SKEWSHIM_ALGO_TUNA_HIER && r[1].buffers == SKEWSHIM_BUF_HOST &&
-                   r[1].comm_size.lo == 256 && r[1].comm_size.hi < 0 &&
+                   r[1].comm_size.lo == 128 && r[1].comm_size.hi == 255 &&
                    r[1].max_block_bytes.lo == 65 && r[1].max_block_bytes.hi == 1024 &&
-                   r[1].avg_block_bytes.set && r[1].avg_block_bytes.lo == 0 &&
-                   r[1].avg_block_bytes.hi == 80,
-               "rule 1: host, >= 256 ranks, blocks 65 B - 1 KiB, avg <= 80 B -> tuna_hier");
-        TAP_OK(r[2].use == SKEWSHIM_ALGO_SCATTERED && r[2].buffers == SKEWSHIM_BUF_HOST &&
-                   r[2].comm_size.lo == 64 && r[2].comm_size.hi < 0 &&
+                   r[1].avg_nonempty_bytes.set && r[1].avg_nonempty_bytes.lo == 0 &&
+                   r[1].avg_nonempty_bytes.hi == 64 && !r[1].avg_block_bytes.set,
+               "rule 1: host, 128-255 ranks, blocks 65 B - 1 KiB, <= 64 B per non-empty block "
+               "-> tuna_hier");
+        TAP_OK(r[2].use == SKEWSHIM_ALGO_TUNA_HIER && r[2].buffers == SKEWSHIM_BUF_HOST &&
+                   r[2].comm_size.lo == 256 && r[2].comm_size.hi == 1023 &&
                    r[2].max_block_bytes.lo == 65 && r[2].max_block_bytes.hi == 1024 &&
-                   !r[2].avg_block_bytes.set,
-               "rule 2: host, >= 64 ranks, blocks 65 B - 1 KiB -> scattered");
-        TAP_OK(r[3].use == SKEWSHIM_ALGO_FAST && r[3].buffers == SKEWSHIM_BUF_HOST &&
-                   r[3].comm_size.lo == 64 && r[3].comm_size.hi == 256 && !r[3].mtm.set &&
-                   r[3].send_mtm.lo == 0 && r[3].send_mtm.hi == 2 &&
-                   r[3].recv_mtm.lo == 2.2 && r[3].recv_mtm.hi < 0 &&
-                   r[3].avg_block_bytes.lo == 24 << 10 && !r[3].max_block_bytes.set,
-               "rule 3: host, 64-256 ranks, send mtm <= 2, recv mtm >= 2.2, avg block >= 24 KiB "
-               "-> fast");
-        TAP_OK(r[4].use == SKEWSHIM_ALGO_FAST && r[4].buffers == SKEWSHIM_BUF_HOST &&
+                   r[2].avg_nonempty_bytes.set && r[2].avg_nonempty_bytes.lo == 0 &&
+                   r[2].avg_nonempty_bytes.hi == 84 && !r[2].avg_block_bytes.set,
+               "rule 2: host, 256-1023 ranks, blocks 65 B - 1 KiB, <= 84 B per non-empty block "
+               "-> tuna_hier");
+        TAP_OK(r[3].use == SKEWSHIM_ALGO_TUNA_HIER && r[3].buffers == SKEWSHIM_BUF_HOST &&
+                   r[3].comm_size.lo == 1024 && r[3].comm_size.hi < 0 &&
+                   r[3].max_block_bytes.lo == 65 && r[3].max_block_bytes.hi == 1024 &&
+                   r[3].avg_block_bytes.set && r[3].avg_block_bytes.lo == 0 &&
+                   r[3].avg_block_bytes.hi == 80 && r[3].avg_nonempty_bytes.set &&
+                   r[3].avg_nonempty_bytes.lo == 0 && r[3].avg_nonempty_bytes.hi == 144,
+               "rule 3: host, >= 1024 ranks, blocks 65 B - 1 KiB, average <= 80 B, <= 144 B per "
+               "non-empty block -> tuna_hier");
+        TAP_OK(r[4].use == SKEWSHIM_ALGO_SCATTERED && r[4].buffers == SKEWSHIM_BUF_HOST &&
                    r[4].comm_size.lo == 64 && r[4].comm_size.hi < 0 &&
-                   r[4].max_block_bytes.lo == 128 << 10 && r[4].max_block_bytes.hi < 0 &&
-                   r[4].send_mtm.hi == 2 && r[4].recv_mtm.lo == 2.2 &&
-                   r[4].repeats.lo == 32 && r[4].repeats.hi < 0,
-               "rule 4: host, >= 64 ranks, blocks >= 128 KiB, balanced senders, hot "
-               "receivers, the matrix 32 calls in a row -> fast");
+                   r[4].max_block_bytes.lo == 65 && r[4].max_block_bytes.hi == 1024 &&
+                   !r[4].avg_block_bytes.set,
+               "rule 4: host, >= 64 ranks, blocks 65 B - 1 KiB -> scattered");
         TAP_OK(r[5].use == SKEWSHIM_ALGO_FAST && r[5].buffers == SKEWSHIM_BUF_HOST &&
                    r[5].comm_size.lo == 64 && r[5].comm_size.hi == 256 && !r[5].mtm.set &&
-                   r[5].send_mtm.lo == 2.2 && r[5].send_mtm.hi < 0 &&
+                   r[5].send_mtm.lo == 0 && r[5].send_mtm.hi == 2 &&
                    r[5].recv_mtm.lo == 2.2 && r[5].recv_mtm.hi < 0 &&
-                   r[5].avg_block_bytes.lo == 32 << 10 && r[5].avg_block_bytes.hi < 0 &&
-                   !r[5].max_block_bytes.set && !r[5].repeats.set,
-               "rule 5: host, 64-256 ranks, send and recv mtm >= 2.2, avg block >= 32 KiB "
+                   r[5].avg_block_bytes.lo == 24 << 10 && !r[5].max_block_bytes.set,
+               "rule 5: host, 64-256 ranks, send mtm <= 2, recv mtm >= 2.2, avg block >= 24 KiB "
                "-> fast");
         TAP_OK(r[6].use == SKEWSHIM_ALGO_FAST && r[6].buffers == SKEWSHIM_BUF_HOST &&
-                   r[6].comm_size.lo == 64 && r[6].comm_size.hi == 256 &&
-                   r[6].max_block_bytes.lo == 4 << 20 && r[6].max_block_bytes.hi < 0 &&
-                   r[6].send_mtm.lo == 2.2 && r[6].recv_mtm.lo == 2.2 &&
-                   r[6].repeats.lo == 32 && r[6].repeats.hi < 0 && !r[6].avg_block_bytes.set,
-               "rule 6: host, 64-256 ranks, blocks >= 4 MiB, skewed on both sides, the matrix "
+                   r[6].comm_size.lo == 64 && r[6].comm_size.hi < 0 &&
+                   r[6].max_block_bytes.lo == 128 << 10 && r[6].max_block_bytes.hi < 0 &&
+                   r[6].send_mtm.hi == 2 && r[6].recv_mtm.lo == 2.2 &&
+                   r[6].repeats.lo == 32 && r[6].repeats.hi < 0,
+               "rule 6: host, >= 64 ranks, blocks >= 128 KiB, balanced senders, hot "
+               "receivers, the matrix 32 calls in a row -> fast");
+        TAP_OK(r[7].use == SKEWSHIM_ALGO_FAST && r[7].buffers == SKEWSHIM_BUF_HOST &&
+                   r[7].comm_size.lo == 64 && r[7].comm_size.hi == 256 && !r[7].mtm.set &&
+                   r[7].send_mtm.lo == 2.2 && r[7].send_mtm.hi < 0 &&
+                   r[7].recv_mtm.lo == 2.2 && r[7].recv_mtm.hi < 0 &&
+                   r[7].avg_block_bytes.lo == 32 << 10 && r[7].avg_block_bytes.hi < 0 &&
+                   !r[7].max_block_bytes.set && !r[7].repeats.set,
+               "rule 7: host, 64-256 ranks, send and recv mtm >= 2.2, avg block >= 32 KiB "
+               "-> fast");
+        TAP_OK(r[8].use == SKEWSHIM_ALGO_FAST && r[8].buffers == SKEWSHIM_BUF_HOST &&
+                   r[8].comm_size.lo == 64 && r[8].comm_size.hi == 256 &&
+                   r[8].max_block_bytes.lo == 4 << 20 && r[8].max_block_bytes.hi < 0 &&
+                   r[8].send_mtm.lo == 2.2 && r[8].recv_mtm.lo == 2.2 &&
+                   r[8].repeats.lo == 32 && r[8].repeats.hi < 0 && !r[8].avg_block_bytes.set,
+               "rule 8: host, 64-256 ranks, blocks >= 4 MiB, skewed on both sides, the matrix "
                "32 calls in a row -> fast");
-        TAP_OK(r[7].use == SKEWSHIM_ALGO_SCATTERED && r[7].buffers == SKEWSHIM_BUF_HOST &&
-                   r[7].comm_size.lo == 64 && r[7].comm_size.hi < 0 && !r[7].mtm.set &&
-                   r[7].max_block_bytes.lo == 128 << 10 && r[7].max_block_bytes.hi < 0 &&
-                   !r[7].repeats.set,
-               "rule 7: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
-        TAP_OK(r[8].use == SKEWSHIM_ALGO_SABRE && r[8].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[8].comm_size.lo == 2 && r[8].avg_block_bytes.lo == 4 << 20 &&
-                   !r[8].mtm.set,
-               "rule 8: device, avg block >= 4 MiB -> sabre");
-        TAP_OK(r[9].use == SKEWSHIM_ALGO_SABRE && r[9].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[9].mtm.lo == 2.2 && r[9].avg_block_bytes.lo == 1 << 20,
-               "rule 9: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
+        TAP_OK(r[9].use == SKEWSHIM_ALGO_SCATTERED && r[9].buffers == SKEWSHIM_BUF_HOST &&
+                   r[9].comm_size.lo == 64 && r[9].comm_size.hi < 0 && !r[9].mtm.set &&
+                   r[9].max_block_bytes.lo == 128 << 10 && r[9].max_block_bytes.hi < 0 &&
+                   !r[9].repeats.set,
+               "rule 9: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
+        TAP_OK(r[10].use == SKEWSHIM_ALGO_SABRE && r[10].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[10].comm_size.lo == 2 && r[10].avg_block_bytes.lo == 4 << 20 &&
+                   !r[10].mtm.set,
+               "rule 10: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[11].use == SKEWSHIM_ALGO_SABRE && r[11].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[11].mtm.lo == 2.2 && r[11].avg_block_bytes.lo == 1 << 20,
+               "rule 11: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
         int same = 1;
         for (int i = 0; i < p.nrules; i++)
             same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
@@ -542,34 +558,71 @@ static void test_builtin_lab_points(void)
     static const struct {
         const char *what;
         int P, nodes;
-        double maxb, avgb, send, recv;
+        double maxb, avgb, ne, send, recv;   /* ne: bytes per non-empty block */
         int rule;
         skewshim_algo_id algo;
     } pts[] = {
         /* The small-block edges (doc/perf/lab/rule-edges-p64-256,
-         * rule-edges-p1024-2048; ratios to scattered, MPICH's default). */
-        {"uniform 128 B, P = 256, avg 64.08 B (tuna_hier 0.832x)", 256, 8, 128, 64.08, 1.10,
-         1.10, 1, SKEWSHIM_ALGO_TUNA_HIER},
-        {"equal 80 B, P = 256 (tuna_hier 0.918x)", 256, 8, 80, 80.0, 1.0, 1.0, 1,
+         * rule-edges-p128-192, rule-edges-sparse; ratios to scattered,
+         * MPICH's default). */
+        {"uniform 128 B, P = 256, avg 64.08 B (tuna_hier 0.832x)", 256, 8, 128, 64.08, 64.55,
+         1.10, 1.10, 2, SKEWSHIM_ALGO_TUNA_HIER},
+        {"equal 80 B, P = 256 (tuna_hier 0.918x)", 256, 8, 80, 80.0, 80.0, 1.0, 1.0, 2,
          SKEWSHIM_ALGO_TUNA_HIER},
-        {"equal 96 B, P = 256 (tuna_hier 1.026x)", 256, 8, 96, 96.0, 1.0, 1.0, 2,
+        {"uniform 160 B, P = 256, 80.2 B a non-empty block (tuna_hier 0.941x)", 256, 8, 160,
+         79.69, 80.22, 1.09, 1.12, 2, SKEWSHIM_ALGO_TUNA_HIER},
+        {"equal 96 B, P = 256 (tuna_hier 1.026x)", 256, 8, 96, 96.0, 96.0, 1.0, 1.0, 4,
          SKEWSHIM_ALGO_SCATTERED},
-        {"uniform 192 B, P = 256, avg 96.07 B (tuna_hier 1.058x)", 256, 8, 192, 96.07, 1.11,
-         1.11, 2, SKEWSHIM_ALGO_SCATTERED},
+        {"uniform 192 B, P = 256, avg 96.07 B (tuna_hier 1.058x)", 256, 8, 192, 96.07, 96.56,
+         1.11, 1.11, 4, SKEWSHIM_ALGO_SCATTERED},
+        {"power 512 B, P = 256, avg 40 B, 75.2 B a non-empty block (tuna_hier 0.934x)", 256,
+         8, 512, 39.97, 75.24, 1.11, 1.50, 2, SKEWSHIM_ALGO_TUNA_HIER},
+        {"power 768 B, P = 256, avg 60 B, 106.6 B a non-empty block (tuna_hier 1.132x)", 256,
+         8, 768, 59.97, 106.6, 1.11, 1.50, 4, SKEWSHIM_ALGO_SCATTERED},
+        {"power 1024 B, P = 256, avg 80 B, 137.4 B a non-empty block (tuna_hier 1.323x)", 256,
+         8, 1024, 79.97, 137.4, 1.11, 1.50, 4, SKEWSHIM_ALGO_SCATTERED},
+        {"power x = 0.99, 224 B, P = 256, avg 80.8 B, none empty (tuna_hier 0.947x)", 256, 8,
+         224, 80.84, 80.84, 1.04, 1.16, 2, SKEWSHIM_ALGO_TUNA_HIER},
+        {"uniform 112 B, P = 128, 56.6 B a non-empty block (tuna_hier 0.911x)", 128, 4, 112,
+         56.10, 56.56, 1.16, 1.14, 1, SKEWSHIM_ALGO_TUNA_HIER},
+        {"equal 80 B, P = 128 (tuna_hier 1.055x)", 128, 4, 80, 80.0, 80.0, 1.0, 1.0, 4,
+         SKEWSHIM_ALGO_SCATTERED},
+        {"power 512 B, P = 128, 79.9 B a non-empty block (tuna_hier 1.136x)", 128, 4, 512,
+         79.88, 79.88, 1.19, 1.32, 4, SKEWSHIM_ALGO_SCATTERED},
+        {"power 384 B, P = 192, avg 40 B, 59.0 B a non-empty block (tuna_hier 0.953x)", 192,
+         6, 384, 39.98, 59.05, 1.14, 1.50, 1, SKEWSHIM_ALGO_TUNA_HIER},
+        {"power 512 B, P = 192, 75.2 B a non-empty block (tuna_hier 1.044x)", 192, 6, 512,
+         53.29, 75.24, 1.14, 1.50, 4, SKEWSHIM_ALGO_SCATTERED},
+        {"uniform 112 B at 255 ranks (not measured): the 128-255 rule", 255, 8, 112, 56.10,
+         56.56, 1.16, 1.14, 1, SKEWSHIM_ALGO_TUNA_HIER},
+        {"uniform 112 B at 127 ranks (not measured): below the 128-255 rule", 127, 4, 112,
+         56.10, 56.56, 1.16, 1.14, 4, SKEWSHIM_ALGO_SCATTERED},
+        {"power 768 B, P = 1024, avg 15 B, 106.6 B a non-empty block (tuna_hier 0.811x)",
+         1024, 32, 768, 14.99, 106.6, 1.11, 1.50, 3, SKEWSHIM_ALGO_TUNA_HIER},
+        {"power 1024 B, P = 1024, avg 20 B, 137.4 B a non-empty block (tuna_hier 0.893x)",
+         1024, 32, 1024, 19.99, 137.4, 1.11, 1.50, 3, SKEWSHIM_ALGO_TUNA_HIER},
+        {"equal 80 B, P = 1024 (crossbar; tuna_hier 0.74x)", 1024, 32, 80, 80.0, 80.0, 1.0, 1.0,
+         3, SKEWSHIM_ALGO_TUNA_HIER},
+        {"equal 96 B, P = 1024 (crossbar; tuna_hier 0.85x): beyond the kept 80 B", 1024, 32, 96,
+         96.0, 96.0, 1.0, 1.0, 4, SKEWSHIM_ALGO_SCATTERED},
+        {"average 20 B, 300 B a non-empty block at P = 1024 (not measured): beyond 144 B",
+         1024, 32, 1024, 20.0, 300.0, 1.2, 1.2, 4, SKEWSHIM_ALGO_SCATTERED},
+        {"power 768 B at 1023 ranks (not measured): the 256-1023 rule's 84 B edge", 1023, 32,
+         768, 15.0, 106.6, 1.11, 1.50, 4, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 256, 128 MiB, avg 41.8 KiB (FAST 0.317x, scattered 0.548x)", 256, 32,
-         134217728, 42770.9, 13.42, 13.24, 5, SKEWSHIM_ALGO_FAST},
+         134217728, 42770.9, 42770.9, 13.42, 13.24, 7, SKEWSHIM_ALGO_FAST},
         {"Zipf 0.9, P = 256, 64 MiB, avg 20.9 KiB: below the floor", 256, 32, 67108864,
-         21385.5, 13.42, 13.24, 7, SKEWSHIM_ALGO_SCATTERED},
+         21385.5, 21385.5, 13.42, 13.24, 9, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 128, 32 MiB, avg 33.9 KiB (FAST 0.385x, scattered 0.526x)", 128, 16,
-         33554432, 34734.3, 8.51, 9.14, 5, SKEWSHIM_ALGO_FAST},
+         33554432, 34734.3, 34734.3, 8.51, 9.14, 7, SKEWSHIM_ALGO_FAST},
         {"Zipf 0.9, P = 128, 16 MiB, avg 17.0 KiB (scattered 0.510x, FAST 0.566x)", 128, 16,
-         16777216, 17367.2, 8.51, 9.14, 7, SKEWSHIM_ALGO_SCATTERED},
+         16777216, 17367.2, 17367.2, 8.51, 9.14, 9, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 64, 8 MiB, avg 27.1 KiB (scattered 0.575x, FAST 0.590x)", 64, 8,
-         8388608, 27738.4, 6.07, 6.39, 7, SKEWSHIM_ALGO_SCATTERED},
+         8388608, 27738.4, 27738.4, 6.07, 6.39, 9, SKEWSHIM_ALGO_SCATTERED},
         {"the P = 256, 128 MiB facts at 512 ranks (not measured): beyond the rule's 256",
-         512, 64, 134217728, 42770.9, 13.42, 13.24, 7, SKEWSHIM_ALGO_SCATTERED},
+         512, 64, 134217728, 42770.9, 42770.9, 13.42, 13.24, 9, SKEWSHIM_ALGO_SCATTERED},
         {"MoE top-2, P = 256, 1 MiB, avg 37.6 KiB: hot receivers from balanced senders",
-         256, 32, 1048576, 38479.9, 1.02, 22.85, 3, SKEWSHIM_ALGO_FAST},
+         256, 32, 1048576, 38479.9, 38479.9, 1.02, 22.85, 5, SKEWSHIM_ALGO_FAST},
     };
     skewshim_policy p;
     skewshim_error e;
@@ -579,7 +632,7 @@ static void test_builtin_lab_points(void)
     }
     for (size_t i = 0; i < sizeof pts / sizeof pts[0]; i++) {
         skewshim_facts f = {.comm_size = pts[i].P, .max_block_bytes = pts[i].maxb,
-                            .avg_block_bytes = pts[i].avgb,
+                            .avg_block_bytes = pts[i].avgb, .avg_nonempty_bytes = pts[i].ne,
                             .mtm = pts[i].send > pts[i].recv ? pts[i].send : pts[i].recv,
                             .send_mtm = pts[i].send, .recv_mtm = pts[i].recv,
                             .repeats = 0, .buffers = SKEWSHIM_BUF_HOST, .nodes = pts[i].nodes};
