@@ -35,9 +35,13 @@ t.figures(d, 0)
 ok(abs(d["send_mtm"] - 1.0) < 1e-9, "figures: balanced senders give send_mtm 1 (%g)" % d["send_mtm"])
 ok(abs(d["recv_mtm"] - 50 * 4 / 120.0) < 1e-9, "figures: the hot receiver gives recv_mtm %g" % d["recv_mtm"])
 ok(d["mtm"] == max(d["send_mtm"], d["recv_mtm"]) and d["nodes"] == 2, "figures: mtm is the larger side")
+ok(d["avg_block"] == 120 / 16.0 and d["avg_nonempty"] == 120 / 8.0,
+   "figures: 120 bytes in 8 non-empty blocks of 16: average %g, %g a non-empty block"
+   % (d["avg_block"], d["avg_nonempty"]))
 
-def rep(name, send, recv, times, agree=2.0):
-    return dict(name=name, P=64, nodes=8, max_block=65536, avg_block=32768.0, weight=10,
+def rep(name, send, recv, times, agree=2.0, avg_nonempty=32768.0):
+    return dict(name=name, P=64, nodes=8, max_block=65536, avg_block=32768.0,
+                avg_nonempty=avg_nonempty, weight=10,
                 send_mtm=send, recv_mtm=recv, mtm=max(send, recv), agree_us=agree,
                 times={k: (v, "ok") for k, v in times.items()}, path="job.jsonl", index=0)
 
@@ -70,6 +74,23 @@ ok(plan3["key"] is None and plan3["ranges"][0][2] == "scattered:block_count=8",
    "an agreement dearer than the split's gain keeps one rule (%s, %s)"
    % (plan3["key"], plan3["ranges"][0][2]))
 
+# Dense against sparse blocks of one average (the lab's power-law rows at
+# P = 256): only the bytes per non-empty block tell them apart.
+small = {64: ["native", "tuna_hier", "scattered"]}
+dense = rep("dense", 1.1, 1.1, {"native": 100.0, "tuna_hier": 45.0, "scattered": 60.0},
+            avg_nonempty=60.0)
+sparse = rep("sparse", 1.1, 1.1, {"native": 100.0, "tuna_hier": 70.0, "scattered": 50.0},
+             avg_nonempty=106.6)
+plan4 = t.decide([sparse, dense], small, 0.10)[0]
+r4 = plan4["ranges"]
+ok(plan4["key"] == "avg_nonempty" and [x[2] for x in r4] == ["tuna_hier", "scattered"],
+   "split on avg_nonempty: dense blocks tuna_hier, sparse ones scattered (%s, %s)"
+   % (plan4["key"], [x[2] for x in r4]))
+# An average is not whole bytes: the ranges meet, so no value between two
+# integers falls to no rule.
+ok(len(r4) == 2 and r4[0][0] == 0 and r4[0][1] == r4[1][0] and 60.0 < r4[0][1] < 106.6,
+   "the two ranges meet between 60 and 106.6 (%s)" % [(x[0], x[1]) for x in r4])
+
 class Runner:
     def command(self, rep, items, csvf):
         return ["skewshim-bench", "--replay", "job.jsonl:%d" % rep["index"], "--algos", ",".join(items)]
@@ -78,14 +99,15 @@ class Runner:
 a = types.SimpleNamespace(margin=0.10, live=False, platform="gpu-h200", mode="det")
 t.write_policy(os.path.join(os.environ["OUT"], "send.yaml"), [plan], a, "skewshim-tune (test)", "test job", Runner())
 t.write_policy(os.path.join(os.environ["OUT"], "recv.yaml"), [plan2], a, "skewshim-tune (test)", "test job", Runner())
+t.write_policy(os.path.join(os.environ["OUT"], "nonempty.yaml"), [plan4], a, "skewshim-tune (test)", "test job", Runner())
 EOF
 rc=$?
 cat "$tmp/tap"
 n=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/tap")
 ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 ran=$n
-[ "$rc" -eq 0 ] && [ "$ran" -eq 9 ]
-ok $? "the python part ran all 9 checks (rc $rc, $ran ran)"
+[ "$rc" -eq 0 ] && [ "$ran" -eq 12 ]
+ok $? "the python part ran all 12 checks (rc $rc, $ran ran)"
 for side in send recv; do
     if [ ! -x "$chk" ]; then
         n=$((n + 1)); echo "ok $n # SKIP $chk not built"; n=$((n + 1)); echo "ok $n # SKIP $chk not built"
@@ -99,4 +121,15 @@ for side in send recv; do
         grep -q "comm_size=\[64, 64\] ${side}_mtm=\[[0-9.]*, inf\] -> " "$tmp/$side.out"
     ok $? "the loader reads two ${side}_mtm ranges"
 done
+if [ -x "$chk" ]; then
+    "$chk" -v "$tmp/nonempty.yaml" > "$tmp/nonempty.out" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/nonempty.out"
+    ok $rc "the avg_nonempty_bytes policy loads"
+    grep -q "comm_size=\[64, 64\] avg_nonempty_bytes=\[0, [0-9]*\] -> tuna_hier" "$tmp/nonempty.out" &&
+        grep -q "comm_size=\[64, 64\] avg_nonempty_bytes=\[[0-9]*, inf\] -> scattered" "$tmp/nonempty.out"
+    ok $? "the loader reads two avg_nonempty_bytes ranges, tuna_hier then scattered"
+else
+    n=$((n + 1)); echo "ok $n # SKIP $chk not built"; n=$((n + 1)); echo "ok $n # SKIP $chk not built"
+fi
 echo "1..$n"
