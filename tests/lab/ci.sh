@@ -128,6 +128,14 @@ auto_ran() {
         ok 1 "$6: auto expected to run $4, status ${st:-missing}"
     fi
 }
+# auto_ran_scattered CSV P S ALGO BOUND LABEL: auto ran ALGO and took <= BOUND
+# x scattered (MPICH's default exchange).
+auto_ran_scattered() {
+    st=$(field "$1" "$2" "$3" auto status)
+    r=$(ratio_of "$1" "$2" "$3" auto scattered)
+    [ "$st" = "ran=$4" ] && le "$r" "$5"
+    ok $? "$6: auto ran ${st#ran=} at ${r:-?}x scattered (want $4, <= $5)"
+}
 auto_ran "$f256" 256 16 tuna_hier 0.5 "P=256, S=16"
 auto_ran "$f64" 64 16384 native 1.03 "P=64, S=16k"
 # The edge of the 65 B - 1 KiB tuna_hier rule at 256-1023 ranks (<= 84 B per
@@ -139,10 +147,7 @@ run edge --ranks 256 --sizes 128 --algos native,scattered,tuna_hier,auto --iters
 rc=$?
 fe="$OUT/edge/results.csv"
 ok $rc "P=256, uniform 128 B: native, scattered, tuna_hier and auto verified"
-st=$(field "$fe" 256 128 auto status)
-r=$(ratio_of "$fe" 256 128 auto scattered)
-[ "$st" = ran=tuna_hier ] && le "$r" 0.9
-ok $? "P=256, uniform 128 B: auto ran ${st#ran=} at ${r:-?}x scattered (want tuna_hier, <= 0.9)"
+auto_ran_scattered "$fe" 256 128 tuna_hier 0.9 "P=256, uniform 128 B"
 # Sparse blocks: power-law rows of up to 768 B at P = 256 average 60 B a
 # block but 106.6 B a non-empty one (about half are empty, and MPICH sends
 # nothing for those), where tuna_hier takes 1.13x scattered: the rule must
@@ -161,10 +166,7 @@ run p128 --ranks 128 --sizes 112 --algos scattered,tuna_hier,auto --iters 1 --wa
 rc=$?
 fp="$OUT/p128/results.csv"
 ok $rc "P=128, uniform 112 B: scattered, tuna_hier and auto verified"
-st=$(field "$fp" 128 112 auto status)
-r=$(ratio_of "$fp" 128 112 auto scattered)
-[ "$st" = ran=tuna_hier ] && le "$r" 0.95
-ok $? "P=128, uniform 112 B: auto ran ${st#ran=} at ${r:-?}x scattered (want tuna_hier, <= 0.95)"
+auto_ran_scattered "$fp" 128 112 tuna_hier 0.95 "P=128, uniform 112 B"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and

@@ -108,28 +108,23 @@ ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not o
 ran=$n
 [ "$rc" -eq 0 ] && [ "$ran" -eq 12 ]
 ok $? "the python part ran all 12 checks (rc $rc, $ran ran)"
-for side in send recv; do
+# two_ranges NAME MATCHER LOW HIGH: the tuned policy NAME.yaml loads and holds
+# two MATCHER ranges at P = 64, [0, t] then [t, inf], running LOW and HIGH
+# (any item where they are empty).
+two_ranges() {
     if [ ! -x "$chk" ]; then
         n=$((n + 1)); echo "ok $n # SKIP $chk not built"; n=$((n + 1)); echo "ok $n # SKIP $chk not built"
-        continue
+        return
     fi
-    "$chk" -v "$tmp/$side.yaml" > "$tmp/$side.out" 2>&1
+    "$chk" -v "$tmp/$1.yaml" > "$tmp/$1.out" 2>&1
     rc=$?
-    [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/$side.out"
-    ok $rc "the ${side}_mtm policy loads"
-    grep -q "comm_size=\[64, 64\] ${side}_mtm=\[0, [0-9.]*\] -> " "$tmp/$side.out" &&
-        grep -q "comm_size=\[64, 64\] ${side}_mtm=\[[0-9.]*, inf\] -> " "$tmp/$side.out"
-    ok $? "the loader reads two ${side}_mtm ranges"
-done
-if [ -x "$chk" ]; then
-    "$chk" -v "$tmp/nonempty.yaml" > "$tmp/nonempty.out" 2>&1
-    rc=$?
-    [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/nonempty.out"
-    ok $rc "the avg_nonempty_bytes policy loads"
-    grep -q "comm_size=\[64, 64\] avg_nonempty_bytes=\[0, [0-9]*\] -> tuna_hier" "$tmp/nonempty.out" &&
-        grep -q "comm_size=\[64, 64\] avg_nonempty_bytes=\[[0-9]*, inf\] -> scattered" "$tmp/nonempty.out"
-    ok $? "the loader reads two avg_nonempty_bytes ranges, tuna_hier then scattered"
-else
-    n=$((n + 1)); echo "ok $n # SKIP $chk not built"; n=$((n + 1)); echo "ok $n # SKIP $chk not built"
-fi
+    [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/$1.out"
+    ok $rc "the $2 policy loads"
+    grep -q "comm_size=\[64, 64\] $2=\[0, [0-9.]*\] -> $3" "$tmp/$1.out" &&
+        grep -q "comm_size=\[64, 64\] $2=\[[0-9.]*, inf\] -> $4" "$tmp/$1.out"
+    ok $? "the loader reads two $2 ranges${3:+, $3 then $4}"
+}
+two_ranges send send_mtm
+two_ranges recv recv_mtm
+two_ranges nonempty avg_nonempty_bytes tuna_hier scattered
 echo "1..$n"
