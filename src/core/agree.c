@@ -42,25 +42,15 @@ int skewshim_agree_setup(void)
 
 void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv)
 {
-    const skewshim_topo *t = &c->cs->topo;
-    int me = t->node_of[c->rank];
+    skewshim_rank_traffic t;
+    skewshim_rank_traffic_of(&c->cs->topo, c->rank, c->sbytes, c->rbytes, &t);
     memset(v, 0, (size_t)nv * sizeof *v);
-    for (int j = 0; j < c->size; j++) {
-        uint64_t s = c->sbytes[j], r = c->rbytes[j];
-        if (s > v[F_MAX_BLOCK])
-            v[F_MAX_BLOCK] = s;
-        v[F_SUM_SEND] += s;
-        v[F_SUM_RECV] += r;
-        v[F_SUM_NONEMPTY] += s != 0;
-        if (t->node_of[j] != me) {
-            v[F_SUM_ISEND] += s;
-            v[F_SUM_IRECV] += r;
-        }
-    }
-    v[F_MAX_SEND] = v[F_SUM_SEND];
-    v[F_MAX_RECV] = v[F_SUM_RECV];
-    v[F_MAX_ISEND] = v[F_SUM_ISEND];
-    v[F_MAX_IRECV] = v[F_SUM_IRECV];
+    v[F_MAX_BLOCK] = t.max_block;
+    v[F_MAX_SEND] = v[F_SUM_SEND] = t.send;
+    v[F_MAX_RECV] = v[F_SUM_RECV] = t.recv;
+    v[F_MAX_ISEND] = v[F_SUM_ISEND] = t.isend;
+    v[F_MAX_IRECV] = v[F_SUM_IRECV] = t.irecv;
+    v[F_SUM_NONEMPTY] = t.nonempty;
     v[F_REASON] = (uint64_t)c->local_reason;
     v[F_DEVICE] = c->buffers == SKEWSHIM_BUF_DEVICE;
     v[F_HOST] = c->buffers == SKEWSHIM_BUF_HOST;
@@ -89,7 +79,6 @@ static void fill(skewshim_call *c, const uint64_t *out)
     memset(k, 0, sizeof *k);
     k->total_bytes = a->sum_send;
     k->max_block_bytes = a->max_block_bytes;
-    k->nonempty_blocks = a->sum_nonempty;
     k->inter_bytes = a->sum_isend;
     k->send_mtm_all = skewshim_mtm(a->max_send, a->sum_send, P);
     k->recv_mtm_all = skewshim_mtm(a->max_recv, a->sum_recv, P);

@@ -132,7 +132,6 @@ void skewshim_skew_of_matrix(const skewshim_matrix *m, const skewshim_topo *t,
             for (int j = 0; j < P; j++) {
                 uint64_t b = m->b[(size_t)i * P + j];
                 out->total_bytes += b;
-                out->nonempty_blocks += b != 0;
                 if (b > out->max_block_bytes)
                     out->max_block_bytes = b;
                 s_all[i] += b;

@@ -47,7 +47,6 @@ void skewshim_matrix_free(skewshim_matrix *m);
 typedef struct skewshim_skew {
     uint64_t total_bytes;        /* sum of all blocks */
     uint64_t max_block_bytes;
-    uint64_t nonempty_blocks;    /* blocks of one byte or more */
     uint64_t inter_bytes;        /* sum of inter-node blocks */
     double send_mtm_inter, recv_mtm_inter, mtm_inter;
     double send_mtm_all, recv_mtm_all, mtm_all;
