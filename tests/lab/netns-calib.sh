@@ -78,6 +78,18 @@ setup_rank_nics() {
     bindsrc=${SKCAL_BINDSRC:-/tmp/skcal-bindsrc.so}
     [ -f "$bindsrc" ] || cc -O2 -shared -fPIC -o "$bindsrc" "$TOP/tests/lab/bindsrc.c" -ldl
     mkdir -p $IPCDIR
+    # Every NIC resolves the address of every rank of another node: nodes x
+    # q x (nodes - 1) x q neighbour entries, in one table the kernel keeps
+    # for all namespaces, whose default limit (gc_thresh3, 1024) 4 x 8
+    # stays under (768) and 8 x 8 passes (3584: MPI_Init failed,
+    # "Destination is unreachable").  Raised, never lowered.
+    need=$((nodes * q * nodes * q))
+    for k in 1 2 3; do
+        cur=$(sysctl -n net.ipv4.neigh.default.gc_thresh$k 2>/dev/null || echo 0)
+        if [ "$cur" -lt $((need * k)) ]; then
+            sysctl -q -w net.ipv4.neigh.default.gc_thresh$k=$((need * k))
+        fi
+    done
     ip netns add ${NS}sw
     ip -n ${NS}sw link set lo up
     ip -n ${NS}sw link add br0 type bridge
