@@ -41,6 +41,9 @@ desc = {
     "netns-nics8": "tests/lab/netns-calib.sh with NICS=rank, NODES=4 and Q=8: 4 nodes of "
                    "8 ranks, a 2.39 MB/s NIC per rank, the latencies of netns-nics (32 "
                    "ranks: on the device machine's 16 cores, two ranks a core)",
+    "netns-nics8x8": "tests/lab/netns-calib.sh with NICS=rank, NODES=8 and Q=8: 8 nodes "
+                     "of 8 ranks, a 2.39 MB/s NIC per rank, the latencies of netns-nics "
+                     "(64 ranks: on the device machine's 16 cores, four ranks a core)",
     "netns-nics2-200m": "tests/lab/netns-calib.sh with NICS=rank, NODES=8, Q=2 and "
                         "RATE=200mbit: 8 nodes of 2 ranks, a 23.9 MB/s NIC per rank, "
                         "the latencies of netns-nics",
