@@ -21,7 +21,8 @@
 #        128 B, auto runs tuna_hier at <= 0.9 x scattered; P = 256, power
 #        768 B (sparse: 106.6 B a non-empty block), auto runs scattered
 #        where tuna_hier takes > 1.05 x scattered; P = 128, uniform 112 B,
-#        auto runs tuna_hier at <= 0.95 x scattered;
+#        auto runs tuna_hier at <= 0.95 x scattered; P = 64, equal 64 B,
+#        auto runs scattered where tuna_hier takes > 1.05 x scattered;
 #   3. the lab's charge for the shim's own copies (src/labcharge.c) is
 #      there: bruck2 at P = 64, S = 16 KiB costs 150-350 us more with it
 #      than with --charge off, native the same;
@@ -167,6 +168,17 @@ rc=$?
 fp="$OUT/p128/results.csv"
 ok $rc "P=128, uniform 112 B: scattered, tuna_hier and auto verified"
 auto_ran_scattered "$fp" 128 112 tuna_hier 0.95 "P=128, uniform 112 B"
+# At 64-127 ranks the edge is 36 B a non-empty block: equal 64 B blocks at
+# P = 64 take tuna_hier 1.12x scattered, and auto must run scattered (the
+# rule on the largest block, to 64 B, ran tuna_hier there).
+run p64eq --ranks 64 --workloads equal --sizes 64 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
+rc=$?
+fq="$OUT/p64eq/results.csv"
+ok $rc "P=64, equal 64 B: scattered, tuna_hier and auto verified"
+st=$(field "$fq" 64 64 auto status)
+t=$(ratio_of "$fq" 64 64 tuna_hier scattered)
+[ "$st" = ran=scattered ] && [ -n "$t" ] && ! le "$t" 1.05
+ok $? "P=64, equal 64 B: auto ran ${st#ran=} (want scattered), where tuna_hier takes ${t:-?}x scattered (> 1.05)"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and

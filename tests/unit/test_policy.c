@@ -91,14 +91,14 @@ static void test_builtin(void)
     TAP_OK(!strcmp(p.source, "<built-in default>"), "built-in source name");
     TAP_OK(settings_are_default(&p),
            "conf/default.yaml states exactly the compiled-in defaults");
-    TAP_OK(p.nrules == 12, "built-in has 12 rules (got %d)", p.nrules);
-    if (p.nrules == 12) {
+    TAP_OK(p.nrules == 13, "built-in has 13 rules (got %d)", p.nrules);
+    if (p.nrules == 13) {
         const skewshim_rule *r = p.rules;
         TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA_HIER && r[0].buffers == SKEWSHIM_BUF_HOST &&
-                   r[0].comm_size.lo == 64 && r[0].comm_size.hi < 0 &&
+                   r[0].comm_size.lo == 128 && r[0].comm_size.hi < 0 &&
                    r[0].max_block_bytes.set && r[0].max_block_bytes.lo == 0 &&
                    r[0].max_block_bytes.hi == 64 && !r[0].mtm.set && !r[0].avg_block_bytes.set,
-               "rule 0: host, >= 64 ranks, blocks <= 64 B -> tuna_hier");
+               "rule 0: host, >= 128 ranks, blocks <= 64 B -> tuna_hier");
         TAP_OK(r[1].use == SKEWSHIM_ALGO_TUNA_HIER && r[1].buffers == SKEWSHIM_BUF_HOST &&
                    r[1].comm_size.lo == 128 && r[1].comm_size.hi == 255 &&
                    r[1].max_block_bytes.lo == 65 && r[1].max_block_bytes.hi == 1024 &&
@@ -121,52 +121,59 @@ static void test_builtin(void)
                    r[3].avg_nonempty_bytes.lo == 0 && r[3].avg_nonempty_bytes.hi == 144,
                "rule 3: host, >= 1024 ranks, blocks 65 B - 1 KiB, average <= 80 B, <= 144 B per "
                "non-empty block -> tuna_hier");
-        TAP_OK(r[4].use == SKEWSHIM_ALGO_SCATTERED && r[4].buffers == SKEWSHIM_BUF_HOST &&
-                   r[4].comm_size.lo == 64 && r[4].comm_size.hi < 0 &&
-                   r[4].max_block_bytes.lo == 65 && r[4].max_block_bytes.hi == 1024 &&
-                   !r[4].avg_block_bytes.set,
-               "rule 4: host, >= 64 ranks, blocks 65 B - 1 KiB -> scattered");
-        TAP_OK(r[5].use == SKEWSHIM_ALGO_FAST && r[5].buffers == SKEWSHIM_BUF_HOST &&
-                   r[5].comm_size.lo == 64 && r[5].comm_size.hi == 256 && !r[5].mtm.set &&
-                   r[5].send_mtm.lo == 0 && r[5].send_mtm.hi == 2 &&
-                   r[5].recv_mtm.lo == 2.2 && r[5].recv_mtm.hi < 0 &&
-                   r[5].avg_block_bytes.lo == 24 << 10 && !r[5].max_block_bytes.set,
-               "rule 5: host, 64-256 ranks, send mtm <= 2, recv mtm >= 2.2, avg block >= 24 KiB "
-               "-> fast");
+        TAP_OK(r[4].use == SKEWSHIM_ALGO_TUNA_HIER && r[4].buffers == SKEWSHIM_BUF_HOST &&
+                   r[4].comm_size.lo == 64 && r[4].comm_size.hi == 127 &&
+                   r[4].max_block_bytes.lo == 0 && r[4].max_block_bytes.hi == 1024 &&
+                   r[4].avg_nonempty_bytes.set && r[4].avg_nonempty_bytes.lo == 0 &&
+                   r[4].avg_nonempty_bytes.hi == 36 && !r[4].avg_block_bytes.set,
+               "rule 4: host, 64-127 ranks, blocks to 1 KiB, <= 36 B per non-empty block "
+               "-> tuna_hier");
+        TAP_OK(r[5].use == SKEWSHIM_ALGO_SCATTERED && r[5].buffers == SKEWSHIM_BUF_HOST &&
+                   r[5].comm_size.lo == 64 && r[5].comm_size.hi < 0 &&
+                   r[5].max_block_bytes.lo == 0 && r[5].max_block_bytes.hi == 1024 &&
+                   !r[5].avg_block_bytes.set,
+               "rule 5: host, >= 64 ranks, blocks to 1 KiB -> scattered");
         TAP_OK(r[6].use == SKEWSHIM_ALGO_FAST && r[6].buffers == SKEWSHIM_BUF_HOST &&
-                   r[6].comm_size.lo == 64 && r[6].comm_size.hi < 0 &&
-                   r[6].max_block_bytes.lo == 128 << 10 && r[6].max_block_bytes.hi < 0 &&
-                   r[6].send_mtm.hi == 2 && r[6].recv_mtm.lo == 2.2 &&
-                   r[6].repeats.lo == 32 && r[6].repeats.hi < 0,
-               "rule 6: host, >= 64 ranks, blocks >= 128 KiB, balanced senders, hot "
-               "receivers, the matrix 32 calls in a row -> fast");
-        TAP_OK(r[7].use == SKEWSHIM_ALGO_FAST && r[7].buffers == SKEWSHIM_BUF_HOST &&
-                   r[7].comm_size.lo == 64 && r[7].comm_size.hi == 256 && !r[7].mtm.set &&
-                   r[7].send_mtm.lo == 2.2 && r[7].send_mtm.hi < 0 &&
-                   r[7].recv_mtm.lo == 2.2 && r[7].recv_mtm.hi < 0 &&
-                   r[7].avg_block_bytes.lo == 32 << 10 && r[7].avg_block_bytes.hi < 0 &&
-                   !r[7].max_block_bytes.set && !r[7].repeats.set,
-               "rule 7: host, 64-256 ranks, send and recv mtm >= 2.2, avg block >= 32 KiB "
+                   r[6].comm_size.lo == 64 && r[6].comm_size.hi == 256 && !r[6].mtm.set &&
+                   r[6].send_mtm.lo == 0 && r[6].send_mtm.hi == 2 &&
+                   r[6].recv_mtm.lo == 2.2 && r[6].recv_mtm.hi < 0 &&
+                   r[6].avg_block_bytes.lo == 24 << 10 && !r[6].max_block_bytes.set,
+               "rule 6: host, 64-256 ranks, send mtm <= 2, recv mtm >= 2.2, avg block >= 24 KiB "
                "-> fast");
+        TAP_OK(r[7].use == SKEWSHIM_ALGO_FAST && r[7].buffers == SKEWSHIM_BUF_HOST &&
+                   r[7].comm_size.lo == 64 && r[7].comm_size.hi < 0 &&
+                   r[7].max_block_bytes.lo == 128 << 10 && r[7].max_block_bytes.hi < 0 &&
+                   r[7].send_mtm.hi == 2 && r[7].recv_mtm.lo == 2.2 &&
+                   r[7].repeats.lo == 32 && r[7].repeats.hi < 0,
+               "rule 7: host, >= 64 ranks, blocks >= 128 KiB, balanced senders, hot "
+               "receivers, the matrix 32 calls in a row -> fast");
         TAP_OK(r[8].use == SKEWSHIM_ALGO_FAST && r[8].buffers == SKEWSHIM_BUF_HOST &&
-                   r[8].comm_size.lo == 64 && r[8].comm_size.hi == 256 &&
-                   r[8].max_block_bytes.lo == 4 << 20 && r[8].max_block_bytes.hi < 0 &&
-                   r[8].send_mtm.lo == 2.2 && r[8].recv_mtm.lo == 2.2 &&
-                   r[8].repeats.lo == 32 && r[8].repeats.hi < 0 && !r[8].avg_block_bytes.set,
-               "rule 8: host, 64-256 ranks, blocks >= 4 MiB, skewed on both sides, the matrix "
+                   r[8].comm_size.lo == 64 && r[8].comm_size.hi == 256 && !r[8].mtm.set &&
+                   r[8].send_mtm.lo == 2.2 && r[8].send_mtm.hi < 0 &&
+                   r[8].recv_mtm.lo == 2.2 && r[8].recv_mtm.hi < 0 &&
+                   r[8].avg_block_bytes.lo == 32 << 10 && r[8].avg_block_bytes.hi < 0 &&
+                   !r[8].max_block_bytes.set && !r[8].repeats.set,
+               "rule 8: host, 64-256 ranks, send and recv mtm >= 2.2, avg block >= 32 KiB "
+               "-> fast");
+        TAP_OK(r[9].use == SKEWSHIM_ALGO_FAST && r[9].buffers == SKEWSHIM_BUF_HOST &&
+                   r[9].comm_size.lo == 64 && r[9].comm_size.hi == 256 &&
+                   r[9].max_block_bytes.lo == 4 << 20 && r[9].max_block_bytes.hi < 0 &&
+                   r[9].send_mtm.lo == 2.2 && r[9].recv_mtm.lo == 2.2 &&
+                   r[9].repeats.lo == 32 && r[9].repeats.hi < 0 && !r[9].avg_block_bytes.set,
+               "rule 9: host, 64-256 ranks, blocks >= 4 MiB, skewed on both sides, the matrix "
                "32 calls in a row -> fast");
-        TAP_OK(r[9].use == SKEWSHIM_ALGO_SCATTERED && r[9].buffers == SKEWSHIM_BUF_HOST &&
-                   r[9].comm_size.lo == 64 && r[9].comm_size.hi < 0 && !r[9].mtm.set &&
-                   r[9].max_block_bytes.lo == 128 << 10 && r[9].max_block_bytes.hi < 0 &&
-                   !r[9].repeats.set,
-               "rule 9: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
-        TAP_OK(r[10].use == SKEWSHIM_ALGO_SABRE && r[10].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[10].comm_size.lo == 2 && r[10].avg_block_bytes.lo == 4 << 20 &&
-                   !r[10].mtm.set,
-               "rule 10: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[10].use == SKEWSHIM_ALGO_SCATTERED && r[10].buffers == SKEWSHIM_BUF_HOST &&
+                   r[10].comm_size.lo == 64 && r[10].comm_size.hi < 0 && !r[10].mtm.set &&
+                   r[10].max_block_bytes.lo == 128 << 10 && r[10].max_block_bytes.hi < 0 &&
+                   !r[10].repeats.set,
+               "rule 10: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
         TAP_OK(r[11].use == SKEWSHIM_ALGO_SABRE && r[11].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[11].mtm.lo == 2.2 && r[11].avg_block_bytes.lo == 1 << 20,
-               "rule 11: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
+                   r[11].comm_size.lo == 2 && r[11].avg_block_bytes.lo == 4 << 20 &&
+                   !r[11].mtm.set,
+               "rule 11: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[12].use == SKEWSHIM_ALGO_SABRE && r[12].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[12].mtm.lo == 2.2 && r[12].avg_block_bytes.lo == 1 << 20,
+               "rule 12: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
         int same = 1;
         for (int i = 0; i < p.nrules; i++)
             same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
@@ -550,7 +557,7 @@ static void test_fixed_choice(void)
 
 /* The built-in policy at the lab's measured points (facts as the lab's
  * --mtm columns give them; doc/perf/lab/large-charge-zipf09-big and the
- * MoE runs), plus one point just outside rule 5's range: each must get
+ * MoE runs), plus one point just outside rule 6's range: each must get
  * the item that won there, so that a rule edit which moves a point is
  * caught here and not in a 40-minute simulation. */
 static void test_builtin_lab_points(void)
@@ -562,6 +569,22 @@ static void test_builtin_lab_points(void)
         int rule;
         skewshim_algo_id algo;
     } pts[] = {
+        /* 64-127 ranks (doc/perf/lab/rule-edges-p64-96): the edge at 36 B a
+         * non-empty block, whatever the largest block. */
+        {"equal 36 B, P = 64 (tuna_hier 0.982x)", 64, 2, 36, 36.0, 36.0, 1.0, 1.0, 4,
+         SKEWSHIM_ALGO_TUNA_HIER},
+        {"equal 48 B, P = 64 (tuna_hier 1.036x; the rule on the largest block ran it)", 64, 2,
+         48, 48.0, 48.0, 1.0, 1.0, 5, SKEWSHIM_ALGO_SCATTERED},
+        {"equal 64 B, P = 64 (tuna_hier 1.122x)", 64, 2, 64, 64.0, 64.0, 1.0, 1.0, 5,
+         SKEWSHIM_ALGO_SCATTERED},
+        {"power 96 B, P = 64, largest block above 64 B, 28.9 B a non-empty block (tuna_hier "
+         "0.956x)", 64, 2, 1024, 28.91, 28.91, 1.0, 1.0, 4, SKEWSHIM_ALGO_TUNA_HIER},
+        {"power 128 B, P = 64, 38.5 B a non-empty block (tuna_hier 1.001x)", 64, 2, 1024, 38.47,
+         38.47, 1.0, 1.0, 5, SKEWSHIM_ALGO_SCATTERED},
+        {"uniform 64 B, P = 96, 32.2 B a non-empty block (tuna_hier 0.870x)", 96, 3, 64, 31.68,
+         32.20, 1.0, 1.0, 4, SKEWSHIM_ALGO_TUNA_HIER},
+        {"uniform 96 B, P = 96, 48.5 B a non-empty block (tuna_hier 0.983x, left to "
+         "scattered)", 96, 3, 96, 47.95, 48.47, 1.0, 1.0, 5, SKEWSHIM_ALGO_SCATTERED},
         /* The small-block edges (doc/perf/lab/rule-edges-p64-256,
          * rule-edges-p128-192, rule-edges-sparse; ratios to scattered,
          * MPICH's default). */
@@ -571,38 +594,38 @@ static void test_builtin_lab_points(void)
          SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 160 B, P = 256, 80.2 B a non-empty block (tuna_hier 0.941x)", 256, 8, 160,
          79.69, 80.22, 1.09, 1.12, 2, SKEWSHIM_ALGO_TUNA_HIER},
-        {"equal 96 B, P = 256 (tuna_hier 1.026x)", 256, 8, 96, 96.0, 96.0, 1.0, 1.0, 4,
+        {"equal 96 B, P = 256 (tuna_hier 1.026x)", 256, 8, 96, 96.0, 96.0, 1.0, 1.0, 5,
          SKEWSHIM_ALGO_SCATTERED},
         {"uniform 192 B, P = 256, avg 96.07 B (tuna_hier 1.058x)", 256, 8, 192, 96.07, 96.56,
-         1.11, 1.11, 4, SKEWSHIM_ALGO_SCATTERED},
+         1.11, 1.11, 5, SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 256, avg 40 B, 75.2 B a non-empty block (tuna_hier 0.934x)", 256,
          8, 512, 39.97, 75.24, 1.11, 1.50, 2, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 256, avg 60 B, 106.6 B a non-empty block (tuna_hier 1.132x)", 256,
-         8, 768, 59.97, 106.6, 1.11, 1.50, 4, SKEWSHIM_ALGO_SCATTERED},
+         8, 768, 59.97, 106.6, 1.11, 1.50, 5, SKEWSHIM_ALGO_SCATTERED},
         {"power 1024 B, P = 256, avg 80 B, 137.4 B a non-empty block (tuna_hier 1.323x)", 256,
-         8, 1024, 79.97, 137.4, 1.11, 1.50, 4, SKEWSHIM_ALGO_SCATTERED},
+         8, 1024, 79.97, 137.4, 1.11, 1.50, 5, SKEWSHIM_ALGO_SCATTERED},
         {"power x = 0.99, 224 B, P = 256, avg 80.8 B, none empty (tuna_hier 0.947x)", 256, 8,
          224, 80.84, 80.84, 1.04, 1.16, 2, SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 112 B, P = 128, 56.6 B a non-empty block (tuna_hier 0.911x)", 128, 4, 112,
          56.10, 56.56, 1.16, 1.14, 1, SKEWSHIM_ALGO_TUNA_HIER},
-        {"equal 80 B, P = 128 (tuna_hier 1.055x)", 128, 4, 80, 80.0, 80.0, 1.0, 1.0, 4,
+        {"equal 80 B, P = 128 (tuna_hier 1.055x)", 128, 4, 80, 80.0, 80.0, 1.0, 1.0, 5,
          SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 128, 79.9 B a non-empty block (tuna_hier 1.136x)", 128, 4, 512,
-         79.88, 79.88, 1.19, 1.32, 4, SKEWSHIM_ALGO_SCATTERED},
+         79.88, 79.88, 1.19, 1.32, 5, SKEWSHIM_ALGO_SCATTERED},
         {"power 384 B, P = 192, avg 40 B, 59.0 B a non-empty block (tuna_hier 0.953x)", 192,
          6, 384, 39.98, 59.05, 1.14, 1.50, 1, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 512 B, P = 192, 75.2 B a non-empty block (tuna_hier 1.044x)", 192, 6, 512,
-         53.29, 75.24, 1.14, 1.50, 4, SKEWSHIM_ALGO_SCATTERED},
+         53.29, 75.24, 1.14, 1.50, 5, SKEWSHIM_ALGO_SCATTERED},
         {"uniform 112 B at 255 ranks (not measured): the 128-255 rule", 255, 8, 112, 56.10,
          56.56, 1.16, 1.14, 1, SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 112 B at 127 ranks (not measured): below the 128-255 rule", 127, 4, 112,
-         56.10, 56.56, 1.16, 1.14, 4, SKEWSHIM_ALGO_SCATTERED},
+         56.10, 56.56, 1.16, 1.14, 5, SKEWSHIM_ALGO_SCATTERED},
         {"power 768 B, P = 512, avg 30 B, 106.6 B a non-empty block (tuna_hier 1.236x)", 512,
-         16, 768, 29.98, 106.6, 1.06, 1.50, 4, SKEWSHIM_ALGO_SCATTERED},
+         16, 768, 29.98, 106.6, 1.06, 1.50, 5, SKEWSHIM_ALGO_SCATTERED},
         {"equal 80 B, P = 512 (tuna_hier 0.842x)", 512, 16, 80, 80.0, 80.0, 1.0, 1.0, 2,
          SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 768, 106.6 B a non-empty block (tuna_hier 0.933x, left to scattered)",
-         768, 24, 768, 19.99, 106.6, 1.04, 1.58, 4, SKEWSHIM_ALGO_SCATTERED},
+         768, 24, 768, 19.99, 106.6, 1.04, 1.58, 5, SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 768, 75.2 B a non-empty block (tuna_hier 0.832x)", 768, 24, 512,
          13.32, 75.24, 1.04, 1.58, 2, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 2048, avg 7.5 B, 106.6 B a non-empty block (tuna_hier 0.549x)",
@@ -614,25 +637,25 @@ static void test_builtin_lab_points(void)
         {"equal 80 B, P = 1024 (crossbar; tuna_hier 0.74x)", 1024, 32, 80, 80.0, 80.0, 1.0, 1.0,
          3, SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 96 B, P = 1024 (crossbar; tuna_hier 0.85x): beyond the kept 80 B", 1024, 32, 96,
-         96.0, 96.0, 1.0, 1.0, 4, SKEWSHIM_ALGO_SCATTERED},
+         96.0, 96.0, 1.0, 1.0, 5, SKEWSHIM_ALGO_SCATTERED},
         {"average 20 B, 300 B a non-empty block at P = 1024 (not measured): beyond 144 B",
-         1024, 32, 1024, 20.0, 300.0, 1.2, 1.2, 4, SKEWSHIM_ALGO_SCATTERED},
+         1024, 32, 1024, 20.0, 300.0, 1.2, 1.2, 5, SKEWSHIM_ALGO_SCATTERED},
         {"power 768 B at 1023 ranks (not measured): the 256-1023 rule's 84 B edge", 1023, 32,
-         768, 15.0, 106.6, 1.11, 1.50, 4, SKEWSHIM_ALGO_SCATTERED},
+         768, 15.0, 106.6, 1.11, 1.50, 5, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 256, 128 MiB, avg 41.8 KiB (FAST 0.317x, scattered 0.548x)", 256, 32,
-         134217728, 42770.9, 42770.9, 13.42, 13.24, 7, SKEWSHIM_ALGO_FAST},
+         134217728, 42770.9, 42770.9, 13.42, 13.24, 8, SKEWSHIM_ALGO_FAST},
         {"Zipf 0.9, P = 256, 64 MiB, avg 20.9 KiB: below the floor", 256, 32, 67108864,
-         21385.5, 21385.5, 13.42, 13.24, 9, SKEWSHIM_ALGO_SCATTERED},
+         21385.5, 21385.5, 13.42, 13.24, 10, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 128, 32 MiB, avg 33.9 KiB (FAST 0.385x, scattered 0.526x)", 128, 16,
-         33554432, 34734.3, 34734.3, 8.51, 9.14, 7, SKEWSHIM_ALGO_FAST},
+         33554432, 34734.3, 34734.3, 8.51, 9.14, 8, SKEWSHIM_ALGO_FAST},
         {"Zipf 0.9, P = 128, 16 MiB, avg 17.0 KiB (scattered 0.510x, FAST 0.566x)", 128, 16,
-         16777216, 17367.2, 17367.2, 8.51, 9.14, 9, SKEWSHIM_ALGO_SCATTERED},
+         16777216, 17367.2, 17367.2, 8.51, 9.14, 10, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 64, 8 MiB, avg 27.1 KiB (scattered 0.575x, FAST 0.590x)", 64, 8,
-         8388608, 27738.4, 27738.4, 6.07, 6.39, 9, SKEWSHIM_ALGO_SCATTERED},
+         8388608, 27738.4, 27738.4, 6.07, 6.39, 10, SKEWSHIM_ALGO_SCATTERED},
         {"the P = 256, 128 MiB facts at 512 ranks (not measured): beyond the rule's 256",
-         512, 64, 134217728, 42770.9, 42770.9, 13.42, 13.24, 9, SKEWSHIM_ALGO_SCATTERED},
+         512, 64, 134217728, 42770.9, 42770.9, 13.42, 13.24, 10, SKEWSHIM_ALGO_SCATTERED},
         {"MoE top-2, P = 256, 1 MiB, avg 37.6 KiB: hot receivers from balanced senders",
-         256, 32, 1048576, 38479.9, 38479.9, 1.02, 22.85, 5, SKEWSHIM_ALGO_FAST},
+         256, 32, 1048576, 38479.9, 38479.9, 1.02, 22.85, 6, SKEWSHIM_ALGO_FAST},
     };
     skewshim_policy p;
     skewshim_error e;
