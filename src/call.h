@@ -128,6 +128,9 @@ typedef struct skewshim_algo {
 #define SKEWSHIM_TEMP_NOT_PAID (UINT64_MAX - 3)
 
 const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
+/* The algorithms no call can run on a communicator of these nodes (bit per
+ * skewshim_algo_id; rank-invariant): tuna_hier on nodes of unequal size. */
+unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size);
 
 /* The pipeline: returns what PMPI_Alltoallv would have returned. */
 int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

@@ -31,6 +31,11 @@ typedef struct skewshim_comm {
      * -1 the default), or -2 when the choice needs the agreement. */
     int fixed_rule;
     int fixed_native;       /* that choice is native */
+    /* Algorithms no call can run on these nodes: the rules choosing them
+     * are passed over (skewshim_algos_unrunnable), and whether the job
+     * summary has counted this communicator for it. */
+    unsigned unrunnable;
+    int passed_counted;
     /* Every algorithm the policy can choose here but native gathers the
      * whole size matrix (SABRE, FAST): the matrix exchange is then the
      * call's agreement, and no allreduce runs before it. */

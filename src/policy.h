@@ -92,6 +92,10 @@ typedef struct skewshim_facts {
     double repeats;               /* agreed calls in a row before with this matrix */
     int buffers;                  /* SKEWSHIM_BUF_HOST or _DEVICE */
     int nodes;                    /* nodes the communicator spans */
+    /* Algorithms that cannot run on this communicator's nodes (bit per
+     * skewshim_algo_id; tuna_hier on nodes of unequal size): a rule that
+     * chooses one is passed over, as if it did not match. */
+    unsigned unrunnable;
 } skewshim_facts;
 
 /* Error with the place it comes from.  line/column are 1-based, 0 when
@@ -126,17 +130,23 @@ int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
  * nodes nodes leads to the same algorithm with the same parameters (the
  * default included when a call can get past them all), so that choosing
  * needs nothing agreed.  Rules for device buffers count only when
- * device_possible.  Returns 1 with *rule the rule that decides (-1: the
- * default), else 0.  Rank-invariant. */
+ * device_possible, rules choosing an algorithm in unrunnable never.
+ * Returns 1 with *rule the rule that decides (-1: the default), else 0.
+ * Rank-invariant. */
 int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int nodes,
-                                 int device_possible, int *rule);
+                                 int device_possible, unsigned unrunnable, int *rule);
 /* The algorithms a call on comm_size ranks spanning nodes nodes can get
  * from the rules and the default (bit id set for each), with rules for
- * device buffers counted only when device_possible.  Rank-invariant: lets
- * the caller see, before any exchange, whether every candidate but native
- * needs the whole size matrix (then the matrix exchange is the agreement). */
+ * device buffers counted only when device_possible and rules choosing an
+ * algorithm in unrunnable not at all.  Rank-invariant: lets the caller
+ * see, before any exchange, whether every candidate but native needs the
+ * whole size matrix (then the matrix exchange is the agreement). */
 unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int nodes,
-                                    int device_possible);
+                                    int device_possible, unsigned unrunnable);
+/* The algorithms in unrunnable that rules a call on such a communicator
+ * could reach choose (bit id set for each): the rules passed over there. */
+unsigned skewshim_policy_passed_over(const skewshim_policy *p, int comm_size, int nodes,
+                                     int device_possible, unsigned unrunnable);
 /* Whether a rule matches on facts of the call (block sizes, skew) that the
  * ranks must agree on, rather than on the communicator alone. */
 int skewshim_rule_uses_facts(const skewshim_rule *r);

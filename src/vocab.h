@@ -83,6 +83,9 @@ typedef struct skewshim_totals {
     double time[SKEWSHIM_COUNTER_SLOTS];        /* by algorithm, this rank's seconds */
     uint64_t bytes[SKEWSHIM_COUNTER_SLOTS];
     uint64_t fallbacks[SKEWSHIM_COUNTER_SLOTS]; /* by reason */
+    /* communicators on which rules choosing an algorithm were passed over
+     * (it cannot run on their nodes), by algorithm */
+    uint64_t passed_over[SKEWSHIM_COUNTER_SLOTS];
     uint64_t large_count_calls;                 /* MPI_Alltoallv_c: passed through */
     uint64_t plan_cache_hits, plan_cache_lookups;
 } skewshim_totals;

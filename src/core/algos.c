@@ -75,15 +75,25 @@ static uint64_t plan_padded(skewshim_call *c) { return plan_flat(c, SKEWSHIM_ALG
 static uint64_t plan_tuna(skewshim_call *c) { return plan_flat(c, SKEWSHIM_ALGO_TUNA); }
 
 /* TuNA_l^g needs nodes of equal size (rank-invariant: from the topology). */
-static skewshim_reason check_tuna_hier(const skewshim_call *c)
+static skewshim_reason nodes_fit_tuna_hier(const skewshim_topo *t, int size)
 {
-    const skewshim_topo *t = &c->cs->topo;
-    if (t->nranks != c->size || t->nnodes < 1)
+    if (t->nranks != size || t->nnodes < 1)
         return SKEWSHIM_REASON_INTERNAL;
     for (int n = 0; n < t->nnodes; n++)
         if (t->node_size[n] != t->max_per_node)
             return SKEWSHIM_REASON_UNEVEN_NODES;
     return SKEWSHIM_REASON_NONE;
+}
+
+static skewshim_reason check_tuna_hier(const skewshim_call *c)
+{
+    return nodes_fit_tuna_hier(&c->cs->topo, c->size);
+}
+
+unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size)
+{
+    return nodes_fit_tuna_hier(t, size) == SKEWSHIM_REASON_UNEVEN_NODES
+               ? 1u << SKEWSHIM_ALGO_TUNA_HIER : 0u;
 }
 
 static uint64_t plan_tuna_hier(skewshim_call *c)

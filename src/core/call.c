@@ -822,6 +822,7 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
         skewshim_facts f = {
             .comm_size = c->size,
             .nodes = c->cs->topo.nnodes,
+            .unrunnable = c->cs->unrunnable,
             .max_block_bytes = (double)ag->max_block_bytes,
             .avg_block_bytes = (double)ag->sum_send / ((double)c->size * c->size),
             .avg_nonempty_bytes = ag->sum_nonempty

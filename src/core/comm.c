@@ -124,14 +124,26 @@ static void fix_choice(skewshim_comm *cs)
 {
     cs->fixed_rule = -2;
     cs->fixed_native = 0;
+    cs->unrunnable = skewshim_algos_unrunnable(&cs->topo, cs->size);
+    unsigned passed = skewshim_policy_passed_over(&skewshim_g.policy, cs->size, cs->topo.nnodes,
+                                                  cs->device_possible, cs->unrunnable);
+    if (passed && !cs->passed_counted) {
+        /* Once per communicator, by its rank 0: the summary sums ranks. */
+        cs->passed_counted = 1;
+        pthread_mutex_lock(&skewshim_g.lock);
+        for (int a = 0; a < SKEWSHIM_ALGO_COUNT; a++)
+            if (passed & 1u << a)
+                skewshim_g.totals.passed_over[a] += (uint64_t)(cs->rank == 0);
+        pthread_mutex_unlock(&skewshim_g.lock);
+    }
     unsigned cand = skewshim_policy_candidates(&skewshim_g.policy, cs->size, cs->topo.nnodes,
-                                               cs->device_possible);
+                                               cs->device_possible, cs->unrunnable);
     unsigned mat = 1u << SKEWSHIM_ALGO_SABRE | 1u << SKEWSHIM_ALGO_FAST;
     cs->matrix_first = (cand & mat) && !(cand & ~(mat | 1u << SKEWSHIM_ALGO_NATIVE));
     cs->matrix_possible = (cand & mat) != 0;
     int rule;
     if (skewshim_policy_fixed_choice(&skewshim_g.policy, cs->size, cs->topo.nnodes,
-                                     cs->device_possible, &rule) &&
+                                     cs->device_possible, cs->unrunnable, &rule) &&
         fixed_is_safe(rule)) {
         cs->fixed_rule = rule;
         cs->fixed_native = (rule >= 0 ? skewshim_g.policy.rules[rule].use

@@ -19,7 +19,10 @@
 
 enum { NT = SKEWSHIM_COUNTER_SLOTS };
 /* The uint64 counters of skewshim_totals, packed for one SUM reduction. */
-enum { U_CALLS = 0, U_BYTES = NT, U_FALLBACKS = 2 * NT, U_LARGE = 3 * NT, U_HITS, U_LOOKUPS, U_N };
+enum {
+    U_CALLS = 0, U_BYTES = NT, U_FALLBACKS = 2 * NT, U_PASSED = 3 * NT, U_LARGE = 4 * NT,
+    U_HITS, U_LOOKUPS, U_N
+};
 
 static void human_bytes(double v, char *out, size_t len)
 {
@@ -56,6 +59,11 @@ static void summary_stderr(const uint64_t *u, const double *tm)
             skewshim_sb_printf(&b, "skewshim: fallback %-20s %10" PRIu64 "\n",
                                skewshim_log_reason_name(r, tmp, sizeof tmp),
                                u[U_FALLBACKS + r]);
+    for (int a = 0; a < NT; a++)
+        if (u[U_PASSED + a])
+            skewshim_sb_printf(&b, "skewshim: rules for %s passed over on %" PRIu64
+                               " communicator(s): it cannot run on their nodes\n",
+                               skewshim_log_algo_name(a, tmp, sizeof tmp), u[U_PASSED + a]);
     if (u[U_LARGE])
         skewshim_sb_printf(&b, "skewshim: large-count calls passed through: %" PRIu64 "\n",
                            u[U_LARGE]);
@@ -80,6 +88,7 @@ int skewshim_log_summary(const skewshim_totals *t, MPI_Comm world, int to_stderr
     memcpy(u + U_CALLS, t->calls, sizeof t->calls);
     memcpy(u + U_BYTES, t->bytes, sizeof t->bytes);
     memcpy(u + U_FALLBACKS, t->fallbacks, sizeof t->fallbacks);
+    memcpy(u + U_PASSED, t->passed_over, sizeof t->passed_over);
     u[U_LARGE] = t->large_count_calls;
     u[U_HITS] = t->plan_cache_hits;
     u[U_LOOKUPS] = t->plan_cache_lookups;
@@ -121,6 +130,14 @@ int skewshim_log_summary(const skewshim_totals *t, MPI_Comm world, int to_stderr
             if (!ur[U_FALLBACKS + r]) continue;
             skewshim_sb_key(&b, skewshim_log_reason_name(r, tmp, sizeof tmp), first);
             skewshim_sb_u64(&b, ur[U_FALLBACKS + r]);
+            first = 0;
+        }
+        skewshim_sb_cat(&b, "}, \"passed_over\": {");
+        first = 1;
+        for (int a = 0; a < NT; a++) {
+            if (!ur[U_PASSED + a]) continue;
+            skewshim_sb_key(&b, skewshim_log_algo_name(a, tmp, sizeof tmp), first);
+            skewshim_sb_u64(&b, ur[U_PASSED + a]);
             first = 0;
         }
         skewshim_sb_cat(&b, "}, ");

@@ -17,9 +17,16 @@ static int in_range(const skewshim_range *r, double v)
     return r->hi < 0 || v <= r->hi;
 }
 
+static int runnable(const skewshim_rule *r, unsigned unrunnable)
+{
+    return !(unrunnable & 1u << r->use);
+}
+
 static int rule_matches(const skewshim_rule *r, const skewshim_facts *f)
 {
     if (r->buffers != SKEWSHIM_BUF_ANY && r->buffers != f->buffers)
+        return 0;
+    if (!runnable(r, f->unrunnable))
         return 0;
     return in_range(&r->comm_size, (double)f->comm_size) &&
            in_range(&r->nodes, (double)f->nodes) &&
@@ -68,12 +75,19 @@ static int same_outcome(const skewshim_policy *p, int a, int b)
     return ua == ub && skewshim_params_equal(pa, pb);
 }
 
-/* Whether a rule can match any call on a communicator of this size and
- * span. */
-static int can_match(const skewshim_rule *r, int comm_size, int nodes, int device_possible)
+/* Whether a rule could match a call on a communicator of this size and
+ * span, if its algorithm can run there. */
+static int can_reach(const skewshim_rule *r, int comm_size, int nodes, int device_possible)
 {
     return in_range(&r->comm_size, (double)comm_size) && in_range(&r->nodes, (double)nodes) &&
            (r->buffers != SKEWSHIM_BUF_DEVICE || device_possible);
+}
+
+/* Whether it can match any call there. */
+static int can_match(const skewshim_rule *r, int comm_size, int nodes, int device_possible,
+                     unsigned unrunnable)
+{
+    return can_reach(r, comm_size, nodes, device_possible) && runnable(r, unrunnable);
 }
 
 /* Whether it matches whatever the call looks like: nothing after it counts. */
@@ -84,12 +98,12 @@ static int matches_every_call(const skewshim_rule *r, int device_possible)
 }
 
 int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int nodes,
-                                 int device_possible, int *rule)
+                                 int device_possible, unsigned unrunnable, int *rule)
 {
     int first = -2;
     for (int i = 0; i < p->nrules; i++) {
         const skewshim_rule *r = &p->rules[i];
-        if (!can_match(r, comm_size, nodes, device_possible))
+        if (!can_match(r, comm_size, nodes, device_possible, unrunnable))
             continue;
         if (first == -2)
             first = i;
@@ -107,16 +121,32 @@ int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int no
 }
 
 unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int nodes,
-                                    int device_possible)
+                                    int device_possible, unsigned unrunnable)
 {
     unsigned mask = 0;
     for (int i = 0; i < p->nrules; i++) {
         const skewshim_rule *r = &p->rules[i];
-        if (!can_match(r, comm_size, nodes, device_possible))
+        if (!can_match(r, comm_size, nodes, device_possible, unrunnable))
             continue;
         mask |= 1u << r->use;
         if (matches_every_call(r, device_possible))
             return mask;
     }
     return mask | 1u << p->fallback;
+}
+
+unsigned skewshim_policy_passed_over(const skewshim_policy *p, int comm_size, int nodes,
+                                     int device_possible, unsigned unrunnable)
+{
+    unsigned mask = 0;
+    for (int i = 0; i < p->nrules; i++) {
+        const skewshim_rule *r = &p->rules[i];
+        if (!can_reach(r, comm_size, nodes, device_possible))
+            continue;
+        if (!runnable(r, unrunnable))
+            mask |= 1u << r->use;
+        else if (matches_every_call(r, device_possible))
+            break;
+    }
+    return mask;
 }

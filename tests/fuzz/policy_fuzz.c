@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
          .mtm = 1.0,
          .send_mtm = 1.0, .recv_mtm = 1.0, .buffers = SKEWSHIM_BUF_HOST, .nodes = 1},
         {.comm_size = 64, .max_block_bytes = 1 << 20, .avg_block_bytes = 1 << 18, .mtm = 3.0,
-         .send_mtm = 1.0, .recv_mtm = 3.0, .buffers = SKEWSHIM_BUF_HOST, .nodes = 8},
+         .send_mtm = 1.0, .recv_mtm = 3.0, .buffers = SKEWSHIM_BUF_HOST, .nodes = 8,
+         .unrunnable = 1u << SKEWSHIM_ALGO_TUNA_HIER},
         {.comm_size = 8, .max_block_bytes = 64 << 20, .avg_block_bytes = 8 << 20, .mtm = 2.5,
          .send_mtm = 2.5, .recv_mtm = 1.0, .buffers = SKEWSHIM_BUF_DEVICE, .nodes = 2},
     };
@@ -36,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r < -1 || r >= p.nrules || a < 0 || a >= SKEWSHIM_ALGO_AUTO || !pp)
             __builtin_trap();
         int rule;
-        (void)skewshim_policy_fixed_choice(&p, facts[i].comm_size, facts[i].nodes, 1, &rule);
+        (void)skewshim_policy_fixed_choice(&p, facts[i].comm_size, facts[i].nodes, 1,
+                                           facts[i].unrunnable, &rule);
     }
     char buf[1024];
     skewshim_error_format(&e, buf, sizeof buf);

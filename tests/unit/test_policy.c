@@ -531,8 +531,8 @@ static void test_fixed_choice(void)
         skewshim_error e;
         int rule = -9, rc = load(cases[i].yaml, &p, &e);
         int nodes = cases[i].nodes;
-        int fixed = rc == 0 ? skewshim_policy_fixed_choice(&p, cases[i].P, nodes, cases[i].device,
-                                                           &rule)
+        int fixed = rc == 0 ? skewshim_policy_fixed_choice(&p, cases[i].P, nodes,
+                                                           cases[i].device, 0, &rule)
                             : -1;
         TAP_OK(fixed == cases[i].fixed && (!fixed || rule == cases[i].rule),
                "case %zu (P=%d, %d nodes, device %d): fixed %d rule %d", i, cases[i].P, nodes,
@@ -545,12 +545,12 @@ static void test_fixed_choice(void)
     skewshim_error e;
     int rule = -9;
     TAP_OK(skewshim_policy_load_builtin(&p, &e) == 0 &&
-               skewshim_policy_fixed_choice(&p, 2, 1, 0, &rule) == 1 && rule == -1 &&
-               skewshim_policy_fixed_choice(&p, 63, 4, 0, &rule) == 1 && rule == -1 &&
+               skewshim_policy_fixed_choice(&p, 2, 1, 0, 0, &rule) == 1 && rule == -1 &&
+               skewshim_policy_fixed_choice(&p, 63, 4, 0, 0, &rule) == 1 && rule == -1 &&
                p.fallback == SKEWSHIM_ALGO_NATIVE,
            "built-in: native without agreement up to 63 ranks, no device");
-    TAP_OK(skewshim_policy_fixed_choice(&p, 64, 2, 0, &rule) == 0 &&
-               skewshim_policy_fixed_choice(&p, 2, 1, 1, &rule) == 0,
+    TAP_OK(skewshim_policy_fixed_choice(&p, 64, 2, 0, 0, &rule) == 0 &&
+               skewshim_policy_fixed_choice(&p, 2, 1, 1, 0, &rule) == 0,
            "built-in: agreement at 64 ranks, and where device buffers can come");
     skewshim_policy_free(&p);
 }
@@ -962,6 +962,83 @@ static void test_param_table(void)
     }
 }
 
+/* A rule whose algorithm cannot run on the communicator's nodes (the
+ * caller's unrunnable mask: tuna_hier on nodes of unequal size) is passed
+ * over, as if it did not match, in the per-call choice, the choice fixed
+ * per communicator and the candidates; the default is never passed over. */
+static void test_passed_over(void)
+{
+    const unsigned th = 1u << SKEWSHIM_ALGO_TUNA_HIER;
+    skewshim_policy p;
+    skewshim_error e;
+    int rc = load("version: 1\n"
+                  "default: tuna_hier\n"
+                  "rules:\n"
+                  "  - {comm_size: [4, inf], max_block_bytes: [0, 64], use: tuna_hier}\n"
+                  "  - {comm_size: [4, inf], use: scattered}\n",
+                  &p, &e);
+    TAP_OK(rc == 0, "passed-over policy loads: %s", rc ? e.msg : "");
+    if (rc)
+        return;
+    skewshim_facts f = {.comm_size = 6, .nodes = 2, .max_block_bytes = 16,
+                        .avg_block_bytes = 8, .avg_nonempty_bytes = 8, .mtm = 1,
+                        .send_mtm = 1, .recv_mtm = 1, .buffers = SKEWSHIM_BUF_HOST};
+    skewshim_algo_id a = SKEWSHIM_ALGO_NATIVE;
+    const skewshim_params *pp;
+    int r = skewshim_policy_choose(&p, &f, &a, &pp);
+    TAP_OK(r == 0 && a == SKEWSHIM_ALGO_TUNA_HIER, "even nodes: rule 0, tuna_hier (got %d)", r);
+    f.unrunnable = th;
+    r = skewshim_policy_choose(&p, &f, &a, &pp);
+    TAP_OK(r == 1 && a == SKEWSHIM_ALGO_SCATTERED,
+           "uneven nodes: rule 0 passed over, rule 1 scattered (got %d)", r);
+    f.comm_size = 2;
+    r = skewshim_policy_choose(&p, &f, &a, &pp);
+    TAP_OK(r == -1 && a == SKEWSHIM_ALGO_TUNA_HIER,
+           "no rule matches: the default, even where it cannot run (got %d)", r);
+    int rule = -9;
+    TAP_OK(skewshim_policy_fixed_choice(&p, 6, 2, 0, 0, &rule) == 0,
+           "even nodes: the choice needs the agreement (rule 0 reads the block size)");
+    TAP_OK(skewshim_policy_fixed_choice(&p, 6, 2, 0, th, &rule) == 1 && rule == 1,
+           "uneven nodes: fixed to rule 1 without an agreement (got %d)", rule);
+    TAP_OK(skewshim_policy_candidates(&p, 6, 2, 0, 0) ==
+               (th | 1u << SKEWSHIM_ALGO_SCATTERED) &&
+               skewshim_policy_candidates(&p, 6, 2, 0, th) == 1u << SKEWSHIM_ALGO_SCATTERED,
+           "candidates without the rules passed over");
+    TAP_OK(skewshim_policy_passed_over(&p, 6, 2, 0, th) == th &&
+               skewshim_policy_passed_over(&p, 6, 2, 0, 0) == 0 &&
+               skewshim_policy_passed_over(&p, 2, 1, 0, th) == 0,
+           "passed over: tuna_hier's rule where it could match and cannot run, nowhere else");
+    skewshim_policy_free(&p);
+    rc = load("version: 1\n"
+              "rules:\n"
+              "  - {comm_size: [4, inf], use: scattered}\n"
+              "  - {comm_size: [4, inf], max_block_bytes: [0, 64], use: tuna_hier}\n",
+              &p, &e);
+    TAP_OK(rc == 0 && skewshim_policy_passed_over(&p, 6, 2, 0, th) == 0,
+           "a rule no call reaches (after one that takes every call) is not counted");
+    if (rc == 0)
+        skewshim_policy_free(&p);
+    /* The built-in policy at 80 ranks in nodes of 32, 32 and 16: the small
+     * blocks go to scattered, not to tuna_hier's fallback (native). */
+    if (skewshim_policy_load_builtin(&p, &e)) {
+        TAP_OK(0, "built-in loads: %s", e.msg);
+        return;
+    }
+    skewshim_facts b = {.comm_size = 80, .nodes = 3, .max_block_bytes = 32,
+                        .avg_block_bytes = 16, .avg_nonempty_bytes = 16, .mtm = 1,
+                        .send_mtm = 1, .recv_mtm = 1, .buffers = SKEWSHIM_BUF_HOST,
+                        .unrunnable = th};
+    r = skewshim_policy_choose(&p, &b, &a, &pp);
+    TAP_OK(a == SKEWSHIM_ALGO_SCATTERED, "built-in, 80 ranks on uneven nodes, 16 B: %s (rule %d)",
+           skewshim_algo_name(a), r);
+    b.comm_size = 160;
+    b.nodes = 5;
+    r = skewshim_policy_choose(&p, &b, &a, &pp);
+    TAP_OK(a == SKEWSHIM_ALGO_SCATTERED,
+           "built-in, 160 ranks on uneven nodes, 16 B: %s (rule %d)", skewshim_algo_name(a), r);
+    skewshim_policy_free(&p);
+}
+
 int main(void)
 {
     test_defaults();
@@ -973,6 +1050,7 @@ int main(void)
     test_builtin_lab_points();
     test_nodes_matcher();
     test_nonempty_matcher();
+    test_passed_over();
     test_bad_inputs();
     test_empty_and_comments();
     test_files();

@@ -48,6 +48,7 @@ ok "slowest call first" has '^  comm 0 call 8 +native +21\.451 ms'
 ok "plan cache rate from the summary" has '3 / 9 lookups hit \(33\.3%\)'
 ok "matrix listed" has 'comm 0 call 2: P=8, ranks_per_node=4'
 ok "job summary table" has '^job summary'
+ok "rules passed over, from the summary" has "rules passed over .*: tuna_hier on 1 communicator"
 
 # --top limits the slowest list
 "$py" "$report" --top 1 "$sample" >"$tmp/out" 2>&1
