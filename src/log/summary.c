@@ -75,6 +75,29 @@ static void summary_stderr(const uint64_t *u, const double *tm)
     skewshim_sb_free(&b);
 }
 
+/* One map of the summary record, "key": {name: value, ...}, over the
+ * slots whose shown count is not zero: algorithms, or reasons (slot 0,
+ * no reason, left out); the values are uv's, or dv's when uv is NULL. */
+static void put_map(sbuf *b, const char *key, int first_key, const uint64_t *shown,
+                    const uint64_t *uv, const double *dv, int by_reason)
+{
+    char tmp[32];
+    skewshim_sb_key(b, key, first_key);
+    skewshim_sb_cat(b, "{");
+    int first = 1;
+    for (int i = by_reason ? 1 : 0; i < NT; i++) {
+        if (!shown[i]) continue;
+        skewshim_sb_key(b, by_reason ? skewshim_log_reason_name(i, tmp, sizeof tmp)
+                                     : skewshim_log_algo_name(i, tmp, sizeof tmp), first);
+        if (uv)
+            skewshim_sb_u64(b, uv[i]);
+        else
+            skewshim_sb_num(b, dv[i]);
+        first = 0;
+    }
+    skewshim_sb_cat(b, "}");
+}
+
 int skewshim_log_summary(const skewshim_totals *t, MPI_Comm world, int to_stderr)
 {
     /* Rank-invariant test: either every rank reduces or none does. */
@@ -97,50 +120,16 @@ int skewshim_log_summary(const skewshim_totals *t, MPI_Comm world, int to_stderr
     if (rc != MPI_SUCCESS || rank != 0) return rc;
 
     if (skewshim_log_level() >= SKEWSHIM_LOG_SUMMARY) {
-        char stack[2048], tmp[32];
+        char stack[2048];
         sbuf b;
         skewshim_sb_init(&b, stack, sizeof stack);
-        skewshim_sb_cat(&b, "{\"summary\": {\"calls\": {");
-        int first = 1;
-        for (int a = 0; a < NT; a++) {
-            if (!ur[U_CALLS + a]) continue;
-            skewshim_sb_key(&b, skewshim_log_algo_name(a, tmp, sizeof tmp), first);
-            skewshim_sb_u64(&b, ur[U_CALLS + a]);
-            first = 0;
-        }
-        skewshim_sb_cat(&b, "}, \"time_s\": {");
-        first = 1;
-        for (int a = 0; a < NT; a++) {
-            if (!ur[U_CALLS + a]) continue;
-            skewshim_sb_key(&b, skewshim_log_algo_name(a, tmp, sizeof tmp), first);
-            skewshim_sb_num(&b, tm[a]);
-            first = 0;
-        }
-        skewshim_sb_cat(&b, "}, \"bytes\": {");
-        first = 1;
-        for (int a = 0; a < NT; a++) {
-            if (!ur[U_CALLS + a]) continue;
-            skewshim_sb_key(&b, skewshim_log_algo_name(a, tmp, sizeof tmp), first);
-            skewshim_sb_u64(&b, ur[U_BYTES + a]);
-            first = 0;
-        }
-        skewshim_sb_cat(&b, "}, \"fallbacks\": {");
-        first = 1;
-        for (int r = 1; r < NT; r++) {
-            if (!ur[U_FALLBACKS + r]) continue;
-            skewshim_sb_key(&b, skewshim_log_reason_name(r, tmp, sizeof tmp), first);
-            skewshim_sb_u64(&b, ur[U_FALLBACKS + r]);
-            first = 0;
-        }
-        skewshim_sb_cat(&b, "}, \"passed_over\": {");
-        first = 1;
-        for (int a = 0; a < NT; a++) {
-            if (!ur[U_PASSED + a]) continue;
-            skewshim_sb_key(&b, skewshim_log_algo_name(a, tmp, sizeof tmp), first);
-            skewshim_sb_u64(&b, ur[U_PASSED + a]);
-            first = 0;
-        }
-        skewshim_sb_cat(&b, "}, ");
+        skewshim_sb_cat(&b, "{\"summary\": {");
+        put_map(&b, "calls", 1, ur + U_CALLS, ur + U_CALLS, NULL, 0);
+        put_map(&b, "time_s", 0, ur + U_CALLS, NULL, tm, 0);
+        put_map(&b, "bytes", 0, ur + U_CALLS, ur + U_BYTES, NULL, 0);
+        put_map(&b, "fallbacks", 0, ur + U_FALLBACKS, ur + U_FALLBACKS, NULL, 1);
+        put_map(&b, "passed_over", 0, ur + U_PASSED, ur + U_PASSED, NULL, 0);
+        skewshim_sb_cat(&b, ", ");
         skewshim_sb_key(&b, "large_count_calls", 1);
         skewshim_sb_u64(&b, ur[U_LARGE]);
         skewshim_sb_cat(&b, ", \"plan_cache\": {\"hits\": ");
