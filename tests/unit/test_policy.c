@@ -1031,11 +1031,11 @@ static void test_passed_over(void)
     r = skewshim_policy_choose(&p, &b, &a, &pp);
     TAP_OK(a == SKEWSHIM_ALGO_SCATTERED, "built-in, 80 ranks on uneven nodes, 16 B: %s (rule %d)",
            skewshim_algo_name(a), r);
-    b.comm_size = 160;
-    b.nodes = 5;
+    b.comm_size = 176;
+    b.nodes = 6;
     r = skewshim_policy_choose(&p, &b, &a, &pp);
     TAP_OK(a == SKEWSHIM_ALGO_SCATTERED,
-           "built-in, 160 ranks on uneven nodes, 16 B: %s (rule %d)", skewshim_algo_name(a), r);
+           "built-in, 176 ranks on uneven nodes, 16 B: %s (rule %d)", skewshim_algo_name(a), r);
     skewshim_policy_free(&p);
 }
 
