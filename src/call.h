@@ -108,8 +108,11 @@ typedef struct skewshim_algo {
     unsigned buffers;             /* bit SKEWSHIM_BUF_HOST / _DEVICE supported */
     int needs_agreement;          /* needs agreed facts even when forced */
     int needs_matrix;             /* plans from the whole size matrix (one allgather) */
-    /* Rank-invariant reason this algorithm cannot take the call (NULL: none). */
-    skewshim_reason (*check)(const skewshim_call *c);
+    /* The reason this algorithm cannot run on a communicator of these
+     * nodes (NULL: it runs on any): rank-invariant, so the policy passes
+     * over its rules there (skewshim_algos_unrunnable) and a forced or
+     * default choice falls back with it. */
+    skewshim_reason (*nodes_check)(const skewshim_topo *t, int size);
     uint64_t (*plan)(skewshim_call *c);
     skewshim_executor run_host;
     skewshim_executor run_device;

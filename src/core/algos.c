@@ -2,7 +2,7 @@
  * choose -> plan -> execute dispatch (as MPICH's coll_algorithms.txt and
  * UCC's {id, name, desc} tables do): buffers supported, whether it needs the
  * agreement even when forced and whether it gathers the size matrix, its
- * rank-invariant check, its plan step (temp bound for the memory cap), and
+ * check of the nodes, its plan step (temp bound for the memory cap), and
  * its host and device executors. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -85,17 +85,6 @@ static skewshim_reason nodes_fit_tuna_hier(const skewshim_topo *t, int size)
     return SKEWSHIM_REASON_NONE;
 }
 
-static skewshim_reason check_tuna_hier(const skewshim_call *c)
-{
-    return nodes_fit_tuna_hier(&c->cs->topo, c->size);
-}
-
-unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size)
-{
-    return nodes_fit_tuna_hier(t, size) == SKEWSHIM_REASON_UNEVEN_NODES
-               ? 1u << SKEWSHIM_ALGO_TUNA_HIER : 0u;
-}
-
 static uint64_t plan_tuna_hier(skewshim_call *c)
 {
     const skewshim_topo *t = &c->cs->topo;
@@ -136,7 +125,7 @@ static const skewshim_algo table[SKEWSHIM_ALGO_COUNT] = {
     [SKEWSHIM_ALGO_TUNA] = {SKEWSHIM_ALGO_TUNA, "TuNA: radix-r Bruck-like rounds", HOST, 1, 0,
                             NULL, plan_tuna, skewshim_exec_forward, NULL},
     [SKEWSHIM_ALGO_TUNA_HIER] = {SKEWSHIM_ALGO_TUNA_HIER, "TuNA_l^g: intra- then inter-node",
-                                 HOST, 1, 0, check_tuna_hier, plan_tuna_hier,
+                                 HOST, 1, 0, nodes_fit_tuna_hier, plan_tuna_hier,
                                  skewshim_exec_forward, NULL},
     [SKEWSHIM_ALGO_SABRE] = {SKEWSHIM_ALGO_SABRE, "SABRE: skew-balanced relay over NICs",
                              HOST | DEVICE, 0, 1, NULL, skewshim_global_plan,
@@ -147,6 +136,15 @@ static const skewshim_algo table[SKEWSHIM_ALGO_COUNT] = {
     [SKEWSHIM_ALGO_NCCL_FANOUT] = {SKEWSHIM_ALGO_NCCL_FANOUT, "NCCL grouped send/recv", DEVICE,
                                    0, 0, NULL, NULL, NULL, FANOUT_DEVICE},
 };
+
+unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size)
+{
+    unsigned mask = 0;
+    for (int a = 0; a < SKEWSHIM_ALGO_COUNT; a++)
+        if (table[a].nodes_check && table[a].nodes_check(t, size) != SKEWSHIM_REASON_NONE)
+            mask |= 1u << a;
+    return mask;
+}
 
 const skewshim_algo *skewshim_algo_get(skewshim_algo_id id)
 {

@@ -396,12 +396,7 @@ static skewshim_reason check_algorithm(skewshim_call *c, const skewshim_algo *a)
     } else if (!a->run_host) {
         return a->run_device ? SKEWSHIM_REASON_NO_HOST_PATH : SKEWSHIM_REASON_NOT_IMPLEMENTED;
     }
-    if (a->check) {
-        skewshim_reason r = a->check(c);
-        if (r != SKEWSHIM_REASON_NONE)
-            return r;
-    }
-    return SKEWSHIM_REASON_NONE;
+    return a->nodes_check ? a->nodes_check(&c->cs->topo, c->size) : SKEWSHIM_REASON_NONE;
 }
 
 /* The plan step, after the choice: the algorithm plans this call (SABRE
@@ -825,8 +820,7 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
             .unrunnable = c->cs->unrunnable,
             .max_block_bytes = (double)ag->max_block_bytes,
             .avg_block_bytes = (double)ag->sum_send / ((double)c->size * c->size),
-            .avg_nonempty_bytes = ag->sum_nonempty
-                                      ? (double)ag->sum_send / (double)ag->sum_nonempty : 0.0,
+            .avg_nonempty_bytes = skewshim_mean_nonempty(ag->sum_send, ag->sum_nonempty),
             .mtm = ag->valid ? ag->skew.mtm_inter : 1.0,
             .send_mtm = ag->valid ? ag->skew.send_mtm_inter : 1.0,
             .recv_mtm = ag->valid ? ag->skew.recv_mtm_inter : 1.0,

@@ -211,7 +211,7 @@ static void record_unpack(skewshim_record *r, const double *d, const uint64_t *u
     r->total_bytes = u[4];
     r->max_block_bytes = m[0];
     r->mean_block_bytes = (double)u[4] / ((double)P * P);
-    r->mean_nonempty_bytes = u[9] ? (double)u[4] / (double)u[9] : 0.0;
+    r->mean_nonempty_bytes = skewshim_mean_nonempty(u[4], u[9]);
     r->send_mtm_all = skewshim_mtm(m[1], u[4], P);
     r->recv_mtm_all = skewshim_mtm(m[2], u[5], P);
     r->send_mtm_inter = skewshim_mtm(m[3], u[6], P);

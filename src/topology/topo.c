@@ -100,6 +100,11 @@ double skewshim_mtm(uint64_t max_v, uint64_t sum_v, int nranks)
     return (double)nranks * (double)max_v / (double)sum_v;
 }
 
+double skewshim_mean_nonempty(uint64_t total, uint64_t nonempty)
+{
+    return nonempty ? (double)total / (double)nonempty : 0.0;
+}
+
 void skewshim_rank_traffic_of(const skewshim_topo *t, int rank, const uint64_t *sbytes,
                               const uint64_t *rbytes, skewshim_rank_traffic *out)
 {

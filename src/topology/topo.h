@@ -54,6 +54,9 @@ typedef struct skewshim_skew {
 
 /* MTM from the reduced quantities (what the agreement collective yields). */
 double skewshim_mtm(uint64_t max_v, uint64_t sum_v, int nranks);
+/* Bytes per block that carries any, from the reduced total and count of
+ * such blocks; 0 when none does. */
+double skewshim_mean_nonempty(uint64_t total, uint64_t nonempty);
 /* One rank's share of an exchange: its row and column of the matrix, as the
  * max and sum over ranks of these give the skew figures without the matrix
  * (the agreement collective, the merge of the per-call log). */

@@ -137,6 +137,13 @@ auto_ran_scattered() {
     [ "$st" = "ran=$4" ] && le "$r" "$5"
     ok $? "$6: auto ran ${st#ran=} at ${r:-?}x scattered (want $4, <= $5)"
 }
+# verified NAME LABEL ARGS...: one lab run, every item checked against
+# PMPI_Alltoallv (the bench aborts on a mismatch); its CSV in $OUT/NAME.
+verified() {
+    name=$1; label=$2; shift 2
+    run "$name" "$@"
+    ok $? "$label"
+}
 # auto_kept_scattered CSV P S BOUND LABEL: auto ran scattered where
 # tuna_hier takes more than BOUND x scattered.
 auto_kept_scattered() {
@@ -152,35 +159,27 @@ auto_ran "$f64" 64 16384 native 1.03 "P=64, S=16k"
 # non-empty block) at P = 256, where tuna_hier takes 0.832x scattered
 # (MPICH's default) and auto must run it; at the old edge (64 B average)
 # auto ran scattered there, 1.13x scattered.
-run edge --ranks 256 --sizes 128 --algos native,scattered,tuna_hier,auto --iters 1 --warmup 0
-rc=$?
-fe="$OUT/edge/results.csv"
-ok $rc "P=256, uniform 128 B: native, scattered, tuna_hier and auto verified"
-auto_ran_scattered "$fe" 256 128 tuna_hier 0.9 "P=256, uniform 128 B"
+verified edge "P=256, uniform 128 B: native, scattered, tuna_hier and auto verified" \
+    --ranks 256 --sizes 128 --algos native,scattered,tuna_hier,auto --iters 1 --warmup 0
+auto_ran_scattered "$OUT/edge/results.csv" 256 128 tuna_hier 0.9 "P=256, uniform 128 B"
 # Sparse blocks: power-law rows of up to 768 B at P = 256 average 60 B a
 # block but 106.6 B a non-empty one (about half are empty, and MPICH sends
 # nothing for those), where tuna_hier takes 1.13x scattered: the rule must
 # not take them (on the average block it did).  And the rule for 128-255
 # ranks: uniform 112 B blocks at P = 128 (56.6 B a non-empty block),
 # tuna_hier 0.911x scattered, which auto must run.
-run sparse --ranks 256 --workloads power --sizes 768 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
-rc=$?
-fs="$OUT/sparse/results.csv"
-ok $rc "P=256, power 768 B: scattered, tuna_hier and auto verified"
-auto_kept_scattered "$fs" 256 768 1.05 "P=256, power 768 B"
-run p128 --ranks 128 --sizes 112 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
-rc=$?
-fp="$OUT/p128/results.csv"
-ok $rc "P=128, uniform 112 B: scattered, tuna_hier and auto verified"
-auto_ran_scattered "$fp" 128 112 tuna_hier 0.95 "P=128, uniform 112 B"
+verified sparse "P=256, power 768 B: scattered, tuna_hier and auto verified" \
+    --ranks 256 --workloads power --sizes 768 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
+auto_kept_scattered "$OUT/sparse/results.csv" 256 768 1.05 "P=256, power 768 B"
+verified p128 "P=128, uniform 112 B: scattered, tuna_hier and auto verified" \
+    --ranks 128 --sizes 112 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
+auto_ran_scattered "$OUT/p128/results.csv" 128 112 tuna_hier 0.95 "P=128, uniform 112 B"
 # At 64-127 ranks the edge is 36 B a non-empty block: equal 64 B blocks at
 # P = 64 take tuna_hier 1.12x scattered, and auto must run scattered (the
 # rule on the largest block, to 64 B, ran tuna_hier there).
-run p64eq --ranks 64 --workloads equal --sizes 64 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
-rc=$?
-fq="$OUT/p64eq/results.csv"
-ok $rc "P=64, equal 64 B: scattered, tuna_hier and auto verified"
-auto_kept_scattered "$fq" 64 64 1.05 "P=64, equal 64 B"
+verified p64eq "P=64, equal 64 B: scattered, tuna_hier and auto verified" \
+    --ranks 64 --workloads equal --sizes 64 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
+auto_kept_scattered "$OUT/p64eq/results.csv" 64 64 1.05 "P=64, equal 64 B"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and

@@ -78,6 +78,18 @@ static void test_defaults(void)
            "policy_init_default has the documented values and no rules");
 }
 
+/* A host tuna_hier rule on the comm size (phi < 0: no upper end), the
+ * largest block and the bytes per non-empty block. */
+static int small_rule(const skewshim_rule *r, int plo, int phi, double mlo, double mhi,
+                      double ne_hi)
+{
+    return r->use == SKEWSHIM_ALGO_TUNA_HIER && r->buffers == SKEWSHIM_BUF_HOST &&
+           r->comm_size.lo == plo && (phi < 0 ? r->comm_size.hi < 0 : r->comm_size.hi == phi) &&
+           r->max_block_bytes.set && r->max_block_bytes.lo == mlo &&
+           r->max_block_bytes.hi == mhi && r->avg_nonempty_bytes.set &&
+           r->avg_nonempty_bytes.lo == 0 && r->avg_nonempty_bytes.hi == ne_hi;
+}
+
 static void test_builtin(void)
 {
     skewshim_policy p;
@@ -99,33 +111,17 @@ static void test_builtin(void)
                    r[0].max_block_bytes.set && r[0].max_block_bytes.lo == 0 &&
                    r[0].max_block_bytes.hi == 64 && !r[0].mtm.set && !r[0].avg_block_bytes.set,
                "rule 0: host, >= 128 ranks, blocks <= 64 B -> tuna_hier");
-        TAP_OK(r[1].use == SKEWSHIM_ALGO_TUNA_HIER && r[1].buffers == SKEWSHIM_BUF_HOST &&
-                   r[1].comm_size.lo == 128 && r[1].comm_size.hi == 255 &&
-                   r[1].max_block_bytes.lo == 65 && r[1].max_block_bytes.hi == 1024 &&
-                   r[1].avg_nonempty_bytes.set && r[1].avg_nonempty_bytes.lo == 0 &&
-                   r[1].avg_nonempty_bytes.hi == 64 && !r[1].avg_block_bytes.set,
+        TAP_OK(small_rule(&r[1], 128, 255, 65, 1024, 64) && !r[1].avg_block_bytes.set,
                "rule 1: host, 128-255 ranks, blocks 65 B - 1 KiB, <= 64 B per non-empty block "
                "-> tuna_hier");
-        TAP_OK(r[2].use == SKEWSHIM_ALGO_TUNA_HIER && r[2].buffers == SKEWSHIM_BUF_HOST &&
-                   r[2].comm_size.lo == 256 && r[2].comm_size.hi == 1023 &&
-                   r[2].max_block_bytes.lo == 65 && r[2].max_block_bytes.hi == 1024 &&
-                   r[2].avg_nonempty_bytes.set && r[2].avg_nonempty_bytes.lo == 0 &&
-                   r[2].avg_nonempty_bytes.hi == 84 && !r[2].avg_block_bytes.set,
+        TAP_OK(small_rule(&r[2], 256, 1023, 65, 1024, 84) && !r[2].avg_block_bytes.set,
                "rule 2: host, 256-1023 ranks, blocks 65 B - 1 KiB, <= 84 B per non-empty block "
                "-> tuna_hier");
-        TAP_OK(r[3].use == SKEWSHIM_ALGO_TUNA_HIER && r[3].buffers == SKEWSHIM_BUF_HOST &&
-                   r[3].comm_size.lo == 1024 && r[3].comm_size.hi < 0 &&
-                   r[3].max_block_bytes.lo == 65 && r[3].max_block_bytes.hi == 1024 &&
-                   r[3].avg_block_bytes.set && r[3].avg_block_bytes.lo == 0 &&
-                   r[3].avg_block_bytes.hi == 80 && r[3].avg_nonempty_bytes.set &&
-                   r[3].avg_nonempty_bytes.lo == 0 && r[3].avg_nonempty_bytes.hi == 144,
+        TAP_OK(small_rule(&r[3], 1024, -1, 65, 1024, 144) && r[3].avg_block_bytes.set &&
+                   r[3].avg_block_bytes.lo == 0 && r[3].avg_block_bytes.hi == 80,
                "rule 3: host, >= 1024 ranks, blocks 65 B - 1 KiB, average <= 80 B, <= 144 B per "
                "non-empty block -> tuna_hier");
-        TAP_OK(r[4].use == SKEWSHIM_ALGO_TUNA_HIER && r[4].buffers == SKEWSHIM_BUF_HOST &&
-                   r[4].comm_size.lo == 64 && r[4].comm_size.hi == 127 &&
-                   r[4].max_block_bytes.lo == 0 && r[4].max_block_bytes.hi == 1024 &&
-                   r[4].avg_nonempty_bytes.set && r[4].avg_nonempty_bytes.lo == 0 &&
-                   r[4].avg_nonempty_bytes.hi == 36 && !r[4].avg_block_bytes.set,
+        TAP_OK(small_rule(&r[4], 64, 127, 0, 1024, 36) && !r[4].avg_block_bytes.set,
                "rule 4: host, 64-127 ranks, blocks to 1 KiB, <= 36 B per non-empty block "
                "-> tuna_hier");
         TAP_OK(r[5].use == SKEWSHIM_ALGO_SCATTERED && r[5].buffers == SKEWSHIM_BUF_HOST &&
