@@ -132,7 +132,7 @@ typedef struct skewshim_algo {
 
 const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
 /* The algorithms no call can run on a communicator of these nodes (bit per
- * skewshim_algo_id; rank-invariant): tuna_hier on nodes of unequal size. */
+ * skewshim_algo_id; rank-invariant): those whose check of the nodes fails. */
 unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size);
 
 /* The pipeline: returns what PMPI_Alltoallv would have returned. */

@@ -93,7 +93,7 @@ typedef struct skewshim_facts {
     int buffers;                  /* SKEWSHIM_BUF_HOST or _DEVICE */
     int nodes;                    /* nodes the communicator spans */
     /* Algorithms that cannot run on this communicator's nodes (bit per
-     * skewshim_algo_id; tuna_hier on nodes of unequal size): a rule that
+     * skewshim_algo_id; the algorithm table's check of the nodes): a rule that
      * chooses one is passed over, as if it did not match. */
     unsigned unrunnable;
 } skewshim_facts;

@@ -37,7 +37,6 @@ static const char *const reason_names[SKEWSHIM_REASON_COUNT] = {
     [SKEWSHIM_REASON_MEMORY_CAP] = "memory_cap",
     [SKEWSHIM_REASON_NOT_IMPLEMENTED] = "not_implemented",
     [SKEWSHIM_REASON_NCCL_UNAVAILABLE] = "nccl_unavailable",
-    [SKEWSHIM_REASON_UNEVEN_NODES] = "uneven_nodes",
     [SKEWSHIM_REASON_LARGE_COUNT] = "large_count",
     [SKEWSHIM_REASON_INTERNAL] = "internal_error",
     [SKEWSHIM_REASON_NOT_PAID_BACK] = "not_paid_back",

@@ -46,7 +46,6 @@ typedef enum skewshim_reason {
     SKEWSHIM_REASON_MEMORY_CAP,
     SKEWSHIM_REASON_NOT_IMPLEMENTED,
     SKEWSHIM_REASON_NCCL_UNAVAILABLE,
-    SKEWSHIM_REASON_UNEVEN_NODES,
     SKEWSHIM_REASON_LARGE_COUNT,    /* MPI_Alltoallv_c: passed through */
     SKEWSHIM_REASON_INTERNAL,       /* allocation failure and the like */
     SKEWSHIM_REASON_NOT_PAID_BACK,  /* a rule's matrix schedule cannot pay its metadata back */

@@ -74,28 +74,30 @@ static uint64_t plan_bruck2(skewshim_call *c) { return plan_flat(c, SKEWSHIM_ALG
 static uint64_t plan_padded(skewshim_call *c) { return plan_flat(c, SKEWSHIM_ALGO_PADDED_BRUCK); }
 static uint64_t plan_tuna(skewshim_call *c) { return plan_flat(c, SKEWSHIM_ALGO_TUNA); }
 
-/* TuNA_l^g needs nodes of equal size (rank-invariant: from the topology). */
+/* TuNA_l^g runs on any nodes the topology describes for this communicator. */
 static skewshim_reason nodes_fit_tuna_hier(const skewshim_topo *t, int size)
 {
     if (t->nranks != size || t->nnodes < 1)
         return SKEWSHIM_REASON_INTERNAL;
-    for (int n = 0; n < t->nnodes; n++)
-        if (t->node_size[n] != t->max_per_node)
-            return SKEWSHIM_REASON_UNEVEN_NODES;
     return SKEWSHIM_REASON_NONE;
 }
 
+/* This rank's plan is for its own node's size; the bound is the largest
+ * any node's needs, so the memory cap is decided alike everywhere. */
 static uint64_t plan_tuna_hier(skewshim_call *c)
 {
     const skewshim_topo *t = &c->cs->topo;
     const skewshim_params *p = c->params;
     uint64_t M = c->ag.max_block_bytes;
-    if (skewshim_fwd_hier_init(&c->fwd.h, t->nnodes, t->max_per_node, p->tuna_hier_radix,
+    int q = t->node_size[t->node_of[c->rank]];
+    if (skewshim_fwd_hier_init(&c->fwd.h, t->nnodes, q, t->max_per_node, p->tuna_hier_radix,
                                p->tuna_hier_block_count, p->tuna_hier_variant, M) != 0)
         return UINT64_MAX;
     c->fwd.hier = 1;
     skewshim_fwd_layout_hier(&c->fwd.h, M, &c->fwd.L);
-    return fwd_done(c);
+    fwd_done(c);
+    return skewshim_fwd_hier_bound(t->nnodes, t->node_size, p->tuna_hier_radix,
+                                   p->tuna_hier_block_count, p->tuna_hier_variant, M);
 }
 
 /* ---- the table ------------------------------------------------------------ */

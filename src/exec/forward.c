@@ -86,6 +86,7 @@ typedef struct fwd_run {
     const int *members;       /* group ranks; NULL: the group is the communicator */
     const skewshim_topo *t;   /* TuNA_l^g only */
     int node, nodes;
+    int copies;               /* local ids of every node each one here stands for */
     int err;                  /* inconsistent sizes seen: reported at the end */
     int own;                  /* copying the own block: not charged in the lab */
     reqs q, direct;
@@ -97,10 +98,19 @@ static int member(const fwd_run *x, int l)
 }
 
 /* Rank that sub-block j of a unit for local id l is for: flat, l itself;
- * hier, local id l of node j. */
+ * hier, local id l + (j / N) q of node j % N, or -1 where that node has no
+ * such rank (its sub-block is always empty). */
 static int dest_rank(const fwd_run *x, int j, int l)
 {
-    return x->t ? x->t->node_ranks[x->t->node_first[j] + l] : l;
+    if (!x->t)
+        return l;
+    return skewshim_topo_rank(x->t, j % x->nodes, l + j / x->nodes * x->f->group);
+}
+
+/* Rank of local id l on node n (it exists). */
+static int node_rank(const fwd_run *x, int n, int l)
+{
+    return x->t->node_ranks[x->t->node_first[n] + l];
 }
 
 static uint64_t *u64(const fwd_run *x, uint64_t off)
@@ -133,15 +143,22 @@ static void to_recv(fwd_run *x, int origin, const void *src, uint64_t n)
 static void deliver(fwd_run *x, int j, int g0, const void *src, uint64_t n)
 {
     int origin = member(x, g0);
-    if (!x->t || j == x->node) {
+    int m = x->t ? j % x->nodes : x->node, i = x->t ? j / x->nodes : 0;
+    if (m == x->node) {
+        if (i > 0) {            /* for a local id this node lacks: nothing to carry */
+            if (n)
+                x->err = MPI_ERR_INTERN;
+            return;
+        }
         if (x->f->padded && n > x->c->rbytes[origin])
             n = x->c->rbytes[origin];   /* strip the padding */
         to_recv(x, origin, src, n);
         return;
     }
-    /* TuNA_l^g: bound for node j, kept until the inter-node phase. */
-    int k = (j - x->node + x->nodes) % x->nodes;
-    uint64_t xi = (uint64_t)(k - 1) * (uint64_t)x->f->group + (uint64_t)g0;
+    /* TuNA_l^g: bound for node m, kept until the inter-node phase. */
+    int k = (m - x->node + x->nodes) % x->nodes;
+    uint64_t xi = ((uint64_t)(k - 1) * (uint64_t)x->copies + (uint64_t)i) * (uint64_t)x->f->group
+                + (uint64_t)g0;
     copy(x, x->tmp + x->L.xbuf + xi * x->L.block, src, n);
     u64(x, x->L.xsize)[xi] = n;
 }
@@ -206,7 +223,10 @@ static uint64_t outgoing(const fwd_run *x, int delta, int first, int slot, int j
     const skewshim_fwd *f = x->f;
     if (first) {
         int d = dest_rank(x, j, (x->me + delta) % f->group);
-        *src = (const unsigned char *)x->c->sendbuf + x->c->soff[d];
+        *src = (const unsigned char *)x->c->sendbuf;
+        if (d < 0)
+            return 0;
+        *src += x->c->soff[d];
         return x->c->sbytes[d];
     }
     uint64_t k = (uint64_t)slot * f->width + j;
@@ -443,83 +463,105 @@ static int run_flat(skewshim_xargs *c, const skewshim_fwd *f, const skewshim_fwd
 
 /* ---- TuNA_l^g ---------------------------------------------------------- */
 
-/* Block from origin local id g0 of this node for local id me of node
+/* Node step k's destinations here: local ids me + i q of node + k, for i
+ * below this. */
+static int step_dests(const fwd_run *x, int k)
+{
+    int size = x->t->node_size[(x->node + k) % x->nodes], q = x->f->group;
+    if (x->me >= size)
+        return 0;
+    int n = (size - x->me + q - 1) / q;
+    return n < x->copies ? n : x->copies;
+}
+
+/* Block from origin local id g0 of this node for local id me + i q of node
  * this + k: our own one still sits in the send buffer. */
-static const unsigned char *xblock(fwd_run *x, int k, int g0, uint64_t *size)
+static const unsigned char *xblock(fwd_run *x, int k, int i, int g0, uint64_t *size)
 {
     skewshim_xargs *c = x->c;
     if (g0 == x->me) {
-        int d = dest_rank(x, (x->node + k) % x->nodes, x->me);
-        *size = c->sbytes[d];
-        return (const unsigned char *)c->sendbuf + c->soff[d];
+        int d = dest_rank(x, (x->node + k) % x->nodes + i * x->nodes, x->me);
+        *size = d < 0 ? 0 : c->sbytes[d];
+        return (const unsigned char *)c->sendbuf + (d < 0 ? 0 : c->soff[d]);
     }
-    uint64_t xi = (uint64_t)(k - 1) * (uint64_t)x->f->group + (uint64_t)g0;
+    uint64_t xi = ((uint64_t)(k - 1) * (uint64_t)x->copies + (uint64_t)i) * (uint64_t)x->f->group
+                + (uint64_t)g0;
     *size = u64(x, x->L.xsize)[xi];
     return x->tmp + x->L.xbuf + xi * x->L.block;
 }
 
-/* Coalesced: node step k sends the Q blocks for (node + k, me) as one
- * message.  They are first packed to the front of their region (in place:
- * each block moves left, and never past a block not yet moved). */
+/* The rank of node n this rank hears from in phase 2: the one standing for
+ * our local id there. */
+static int agent_of(const fwd_run *x, int n)
+{
+    return node_rank(x, n, x->me % x->t->node_size[n]);
+}
+
+/* Coalesced: node step k sends the q blocks for each (node + k, me + i q)
+ * as one message.  They are first packed to the front of their region, in
+ * sending order (in place: each block moves left, and never past a block
+ * not yet moved). */
 static int inter_coalesced(fwd_run *x, const skewshim_fwd_hier *h)
 {
     skewshim_xargs *c = x->c;
-    const int N = h->nodes, Q = h->per_node;
+    const int N = h->nodes, q = h->per_node, Q = h->max_per_node;
     const uint64_t M = x->L.block;
     unsigned char *xbuf = x->tmp + x->L.xbuf, *xrecv = x->tmp + x->L.xrecv;
     uint64_t pos = 0, sent = 0;
     int rc;
 
     for (int k = 1; k < N; k++)
-        for (int g0 = 0; g0 < Q; g0++) {
-            uint64_t s;
-            const unsigned char *src = xblock(x, k, g0, &s);
-            if (s > M)
-                s = M;
-            copy(x, xbuf + pos, src, s);
-            pos += s;
-        }
+        for (int i = 0, nd = step_dests(x, k); i < nd; i++)
+            for (int g0 = 0; g0 < q; g0++) {
+                uint64_t s;
+                const unsigned char *src = xblock(x, k, i, g0, &s);
+                if (s > M)
+                    s = M;
+                copy(x, xbuf + pos, src, s);
+                pos += s;
+            }
     for (int k0 = 1; k0 < N; k0 += h->inter_batch) {
         int k1 = k0 + h->inter_batch < N ? k0 + h->inter_batch : N;
         for (int k = k0; k < k1; k++) {
-            int sn = (x->node - k + N) % N;
+            int sn = (x->node - k + N) % N, qs = x->t->node_size[sn];
             uint64_t want = 0;
-            for (int g0 = 0; g0 < Q; g0++)
-                want += c->rbytes[dest_rank(x, sn, g0)];
+            for (int g0 = 0; g0 < qs; g0++)
+                want += c->rbytes[node_rank(x, sn, g0)];
             if (want > (uint64_t)Q * M)
                 want = (uint64_t)Q * M;     /* MPI reports the truncation */
             rc = reqs_post(&x->q, 0, xrecv + (uint64_t)(k - k0) * Q * M, want,
-                           dest_rank(x, sn, x->me), x->comm, 1);
+                           agent_of(x, sn), x->comm, 1);
             if (rc != MPI_SUCCESS)
                 return rc;
         }
-        for (int k = k0; k < k1; k++) {
-            uint64_t len = 0, fwd = 0;
-            for (int g0 = 0; g0 < Q; g0++) {
-                uint64_t s;
-                xblock(x, k, g0, &s);
-                s = s < M ? s : M;
-                len += s;
-                if (g0 != x->me)
-                    fwd += s;
+        for (int k = k0; k < k1; k++)
+            for (int i = 0, nd = step_dests(x, k); i < nd; i++) {
+                uint64_t len = 0, fwd = 0;
+                for (int g0 = 0; g0 < q; g0++) {
+                    uint64_t s;
+                    xblock(x, k, i, g0, &s);
+                    s = s < M ? s : M;
+                    len += s;
+                    if (g0 != x->me)
+                        fwd += s;
+                }
+                rc = reqs_post(&x->q, 1, xbuf + sent, len,
+                               node_rank(x, (x->node + k) % N, x->me + i * q), x->comm, 1);
+                if (rc != MPI_SUCCESS)
+                    return rc;
+                sent += len;
+                c->stats.messages++;
+                c->stats.bytes_sent += len;
+                c->stats.bytes_forwarded += fwd;
             }
-            rc = reqs_post(&x->q, 1, xbuf + sent, len,
-                           dest_rank(x, (x->node + k) % N, x->me), x->comm, 1);
-            if (rc != MPI_SUCCESS)
-                return rc;
-            sent += len;
-            c->stats.messages++;
-            c->stats.bytes_sent += len;
-            c->stats.bytes_forwarded += fwd;
-        }
         if ((rc = reqs_wait(&x->q)) != MPI_SUCCESS)
             return rc;
         for (int k = k0; k < k1; k++) {
-            int sn = (x->node - k + N) % N;
+            int sn = (x->node - k + N) % N, qs = x->t->node_size[sn];
             const unsigned char *p = xrecv + (uint64_t)(k - k0) * Q * M;
             uint64_t used = 0;
-            for (int g0 = 0; g0 < Q; g0++) {
-                int o = dest_rank(x, sn, g0);
+            for (int g0 = 0; g0 < qs; g0++) {
+                int o = node_rank(x, sn, g0);
                 uint64_t s = c->rbytes[o];
                 if (used + s > (uint64_t)Q * M)
                     s = used > (uint64_t)Q * M ? 0 : (uint64_t)Q * M - used;
@@ -531,12 +573,14 @@ static int inter_coalesced(fwd_run *x, const skewshim_fwd_hier *h)
     return MPI_SUCCESS;
 }
 
-/* Staggered: one message per block, (N - 1) Q of them, straight into the
- * receive buffer; message i is node step i / Q + 1, origin local id i % Q. */
+/* Staggered: one message per block, straight into the receive buffer.
+ * Message number (k - 1) Q + g0 is node step k, origin local id g0, on
+ * both sides, so a batch of numbers holds both ends of each message (on
+ * unequal nodes some numbers name no block). */
 static int inter_staggered(fwd_run *x, const skewshim_fwd_hier *h)
 {
     skewshim_xargs *c = x->c;
-    const int N = h->nodes, Q = h->per_node;
+    const int N = h->nodes, q = h->per_node, Q = h->max_per_node;
     const int total = (N - 1) * Q;
     int rc;
 
@@ -544,24 +588,30 @@ static int inter_staggered(fwd_run *x, const skewshim_fwd_hier *h)
         int i1 = i0 + h->inter_batch < total ? i0 + h->inter_batch : total;
         for (int i = i0; i < i1; i++) {
             int k = i / Q + 1, g0 = i % Q, sn = (x->node - k + N) % N;
-            int o = dest_rank(x, sn, g0);
+            if (g0 >= x->t->node_size[sn])
+                continue;
+            int o = node_rank(x, sn, g0);
             rc = reqs_post(&x->q, 0, (char *)c->recvbuf + c->roff[o], c->rbytes[o],
-                           dest_rank(x, sn, x->me), x->comm, 1);
+                           agent_of(x, sn), x->comm, 1);
             if (rc != MPI_SUCCESS)
                 return rc;
         }
         for (int i = i0; i < i1; i++) {
             int k = i / Q + 1, g0 = i % Q;
-            uint64_t s;
-            const unsigned char *src = xblock(x, k, g0, &s);
-            rc = reqs_post(&x->q, 1, (void *)src, s,
-                           dest_rank(x, (x->node + k) % N, x->me), x->comm, 1);
-            if (rc != MPI_SUCCESS)
-                return rc;
-            c->stats.messages++;
-            c->stats.bytes_sent += s;
-            if (g0 != x->me)
-                c->stats.bytes_forwarded += s;
+            if (g0 >= q)
+                continue;
+            for (int d = 0, nd = step_dests(x, k); d < nd; d++) {
+                uint64_t s;
+                const unsigned char *src = xblock(x, k, d, g0, &s);
+                rc = reqs_post(&x->q, 1, (void *)src, s,
+                               node_rank(x, (x->node + k) % N, x->me + d * q), x->comm, 1);
+                if (rc != MPI_SUCCESS)
+                    return rc;
+                c->stats.messages++;
+                c->stats.bytes_sent += s;
+                if (g0 != x->me)
+                    c->stats.bytes_forwarded += s;
+            }
         }
         if ((rc = reqs_wait(&x->q)) != MPI_SUCCESS)
             return rc;
@@ -573,13 +623,15 @@ static int run_hier(skewshim_xargs *c, const skewshim_fwd_hier *h, const skewshi
 {
     fwd_run x;
     const skewshim_topo *t = c->topo;
-    if (!t || t->nranks != c->size || t->nnodes != h->nodes)
+    if (!t || t->nranks != c->size || t->nnodes != h->nodes ||
+        t->node_size[t->node_of[c->rank]] != h->per_node || t->max_per_node != h->max_per_node)
         return MPI_ERR_INTERN;
     int rc = run_start(&x, c, &h->intra, L);
     if (rc == MPI_SUCCESS) {
         x.t = t;
         x.node = t->node_of[c->rank];
         x.nodes = t->nnodes;
+        x.copies = h->copies;
         x.me = t->local_of[c->rank];
         x.members = t->node_ranks + t->node_first[x.node];
         rc = run_group(&x);

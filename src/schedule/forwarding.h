@@ -106,11 +106,11 @@ typedef struct skewshim_fwd_layout {
     uint64_t meta_out;    /* uint64[stage_units * width] sizes sent */
     uint64_t meta_in;     /* uint64[stage_units * width] sizes received */
     uint64_t tsize;       /* uint64[tslots * width] sizes held in T */
-    uint64_t xsize;       /* uint64[(N-1) * Q] sizes held for other nodes (hier) */
+    uint64_t xsize;       /* uint64[(N-1) * c * q] sizes held for other nodes (hier) */
     uint64_t t;           /* tslots units of width * block bytes */
     uint64_t send_stage;  /* stage_units * width * block */
     uint64_t recv_stage;  /* stage_units * width * block */
-    uint64_t xbuf;        /* hier: (N-1) * Q blocks for other nodes */
+    uint64_t xbuf;        /* hier: (N-1) * c * q blocks for other nodes */
     uint64_t xrecv;       /* hier coalesced: batch * Q blocks received */
     uint64_t total;       /* bytes; 0 when nothing is needed */
 } skewshim_fwd_layout;
@@ -119,21 +119,33 @@ typedef struct skewshim_fwd_layout {
 void skewshim_fwd_layout_flat(const skewshim_fwd *f, uint64_t max_block_bytes,
                               skewshim_fwd_layout *L);
 
-/* TuNA_l^g on N nodes of Q ranks each (even nodes only). */
+/* TuNA_l^g on N nodes, as one rank of a node of q ranks runs it; Q ranks
+ * on the largest node.  Local id g of this node stands for the local ids
+ * g + i q, i < c = ceil(Q / q), of every node (c = 1 on equal nodes): unit
+ * sub-block j is for local id g + (j / N) q of node j % N. */
 typedef struct skewshim_fwd_hier {
-    int nodes, per_node;  /* N, Q */
+    int nodes;            /* N */
+    int per_node;         /* q: ranks on this rank's node */
+    int max_per_node;     /* Q */
+    int copies;           /* c */
     int variant;          /* SKEWSHIM_TUNA_COALESCED / _STAGGERED */
     int block_count;      /* inter-node messages per batch, >= 1 */
-    skewshim_fwd intra;   /* TuNA over Q local ids, units of N blocks */
+    skewshim_fwd intra;   /* TuNA over q local ids, units of c N blocks */
     int inter_rounds;     /* N - 1 coalesced, (N - 1) Q staggered */
-    int inter_batch;      /* coalesced: node steps per batch */
+    int inter_batch;      /* coalesced: node steps per batch; staggered: message numbers */
 } skewshim_fwd_hier;
 
-/* radix 0 = auto (from N * max_block_bytes, the bytes of one unit). */
-int skewshim_fwd_hier_init(skewshim_fwd_hier *h, int nodes, int per_node, int radix,
-                           int block_count, int variant, uint64_t max_block_bytes);
+/* radix 0 = auto (from c N max_block_bytes, the bytes of one unit).
+ * Returns 0, or -1 unless 1 <= per_node <= max_per_node. */
+int skewshim_fwd_hier_init(skewshim_fwd_hier *h, int nodes, int per_node, int max_per_node,
+                           int radix, int block_count, int variant, uint64_t max_block_bytes);
 void skewshim_fwd_layout_hier(const skewshim_fwd_hier *h, uint64_t max_block_bytes,
                               skewshim_fwd_layout *L);
+/* The largest temp any rank's layout needs, from the node sizes alone (the
+ * same on every rank: what the memory cap reads).  UINT64_MAX when a node
+ * cannot be planned. */
+uint64_t skewshim_fwd_hier_bound(int nodes, const int *node_size, int radix, int block_count,
+                                 int variant, uint64_t max_block_bytes);
 
 /* A forwarding plan as the executor takes it: a flat schedule or TuNA_l^g,
  * and the temp layout (whose total is the plan's temp bound). */

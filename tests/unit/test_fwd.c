@@ -178,14 +178,14 @@ static void test_counts(void)
     TAP_OK(f.radix == 32, "tuna radix 0 = auto");
 
     skewshim_fwd_hier h;
-    skewshim_fwd_hier_init(&h, 4, 8, 2, 1, SKEWSHIM_TUNA_COALESCED, 64);
+    skewshim_fwd_hier_init(&h, 4, 8, 8, 2, 1, SKEWSHIM_TUNA_COALESCED, 64);
     TAP_OK(h.intra.rounds + h.inter_rounds == 3 + 3, "TuNA_l^g N=4 Q=8 r=2 coalesced: 3 + (N-1) rounds");
-    skewshim_fwd_hier_init(&h, 4, 8, 2, 1, SKEWSHIM_TUNA_STAGGERED, 64);
+    skewshim_fwd_hier_init(&h, 4, 8, 8, 2, 1, SKEWSHIM_TUNA_STAGGERED, 64);
     TAP_OK(h.intra.rounds + h.inter_rounds == 3 + 24, "staggered: 3 + (N-1)Q rounds");
-    skewshim_fwd_hier_init(&h, 4, 8, 100, 2, SKEWSHIM_TUNA_COALESCED, 64);
+    skewshim_fwd_hier_init(&h, 4, 8, 8, 100, 2, SKEWSHIM_TUNA_COALESCED, 64);
     TAP_OK(h.intra.radix == 8 && h.intra.rounds == 7 && h.inter_batch == 2,
            "TuNA_l^g radix clamps to Q; batch = block_count");
-    skewshim_fwd_hier_init(&h, 3, 5, 2, 1, SKEWSHIM_TUNA_COALESCED, 64);
+    skewshim_fwd_hier_init(&h, 3, 5, 5, 2, 1, SKEWSHIM_TUNA_COALESCED, 64);
     TAP_OK(h.intra.rounds == 3 && h.intra.width == 3, "paper Fig. 5: P=15, N=3, Q=5, r=2: 3 intra rounds");
 }
 
@@ -203,13 +203,18 @@ typedef struct blk {
 } blk;
 
 typedef struct world {
-    int P, N, Q, padded;
+    int P, N, padded;
+    const int *size;        /* [N] ranks per node; node n is ranks first[n].. */
+    int *first;             /* [N] */
     const uint64_t *sz;     /* P*P: i sends j */
     uint64_t M;
-    const skewshim_fwd *f;
-    skewshim_fwd_layout L;
-    blk *T;                 /* [P][tslots * width] */
-    blk *X;                 /* [P][(N-1) * Q] */
+    const skewshim_fwd *f;  /* the node being replayed: its intra schedule */
+    int Q;                  /* ... its group size q */
+    int copies;             /* ... and the local ids each of its ranks stands for */
+    blk *T;                 /* [P][tcap] */
+    size_t tcap;
+    blk *X;                 /* [P][xcap] held for other nodes */
+    size_t xcap;
     int *got;               /* [P][P] deliveries */
     int errors;
     uint64_t peak_stage;    /* bytes of the biggest staged round */
@@ -217,11 +222,20 @@ typedef struct world {
 
 static int rank_of(const world *w, int node, int local)
 {
-    return node * w->Q + local;
+    return local < w->size[node] ? w->first[node] + local : -1;
+}
+
+/* The rank sub-block j of a unit for local id l is for (src/exec/forward.c's
+ * dest_rank), -1 for a local id that node lacks. */
+static int dest_of(const world *w, int j, int l)
+{
+    return rank_of(w, j % w->N, l + j / w->N * w->Q);
 }
 
 static blk make(const world *w, int o, int d)
 {
+    if (d < 0)
+        return (blk){1, o, -1, 0, NULL};    /* for no rank: always empty */
     blk b = {1, o, d, w->sz[o * w->P + d], NULL};
     b.data = malloc(b.size ? b.size : 1);
     for (uint64_t i = 0; i < b.size; i++)
@@ -271,7 +285,14 @@ static int set_out_from(const world *w, int g, int d, int64_t low)
 static blk *t_slot(world *w, int me, int slot, int j)
 {
     const skewshim_fwd *f = w->f;
-    return &w->T[(size_t)me * f->tslots * f->width + (size_t)slot * f->width + j];
+    return &w->T[(size_t)me * w->tcap + (size_t)slot * f->width + j];
+}
+
+/* Rank me's block from origin local id g0 for local id me + i q of node
+ * this + k, held for the inter-node phase. */
+static blk *x_slot(world *w, int me, int k, int i, int g0)
+{
+    return &w->X[(size_t)me * w->xcap + ((size_t)(k - 1) * w->copies + i) * w->Q + g0];
 }
 
 /* One rank's units of a round, taken out of S or T as the executor packs. */
@@ -287,7 +308,7 @@ static int take_units(world *w, int n, int g, const skewshim_fwd_round *rd, cons
         /* a unit held here came from og, having travelled delta's low digits */
         int og = set_out_from(w, g, d[i], lo);
         for (int j = 0; j < f->width; j++) {
-            int dest = rank_of(w, j, (og + d[i]) % w->Q);
+            int dest = dest_of(w, j, (og + d[i]) % w->Q);
             blk b;
             if (first) {
                 b = make(w, me, dest);
@@ -328,6 +349,7 @@ static void give_units(world *w, int n, int g, const skewshim_fwd_round *rd, con
         /* after digit x the unit has travelled the low digits of delta */
         int g0 = set_out_from(w, g, d[i], span);
         for (int j = 0; j < f->width; j++, k++) {
+            int m = j % w->N, ci = j / w->N;
             if (in[k].origin != rank_of(w, n, g0))
                 w->errors++;
             if (!fin) {
@@ -337,30 +359,53 @@ static void give_units(world *w, int n, int g, const skewshim_fwd_round *rd, con
                     continue;
                 }
                 park(w, t_slot(w, me, slot, j), &in[k]);
-            } else if (j == n) {
+            } else if (m == n && ci == 0) {
                 receive(w, me, &in[k]);
+            } else if (m == n) {            /* a local id this node lacks */
+                if (in[k].dest != -1 || in[k].size)
+                    w->errors++;
+                free(in[k].data);
             } else {
-                int kk = (j - n + w->N) % w->N;
-                park(w, &w->X[(size_t)me * (w->N - 1) * w->Q + (size_t)(kk - 1) * w->Q + g0], &in[k]);
+                park(w, x_slot(w, me, (m - n + w->N) % w->N, ci, g0), &in[k]);
             }
         }
     }
 }
 
-/* Replays the intra (or flat) phase and the inter-node phase; returns the
- * number of errors.  N = 1 is the flat schedule over Q = P ranks. */
-static int replay(int N, int Q, const skewshim_fwd *f, const skewshim_fwd_layout *L,
-                  const uint64_t *sz, uint64_t M, int padded)
+/* One node's plan as the replay takes it. */
+typedef struct node_plan {
+    skewshim_fwd f;
+    skewshim_fwd_layout L;
+    int copies;
+} node_plan;
+
+/* Replays the intra (or flat) phase on every node, then the inter-node
+ * phase, as src/exec/forward.c moves blocks; returns the number of errors.
+ * N nodes of size[n] consecutive ranks, plan[n] for node n; N = 1 is the
+ * flat schedule. */
+static int replay_nodes(int N, const int *size, const node_plan *plan, const uint64_t *sz,
+                        uint64_t M, int padded)
 {
     world w = {0};
-    int P = N * Q;
-    w.P = P; w.N = N; w.Q = Q; w.padded = padded; w.sz = sz; w.M = M; w.f = f; w.L = *L;
-    w.T = calloc((size_t)P * (f->tslots * f->width) + 1, sizeof *w.T);
-    w.X = calloc((size_t)P * (N - 1) * Q + 1, sizeof *w.X);
+    int P = 0, Q = 0, maxu = 1;
+    w.first = malloc((size_t)N * sizeof *w.first);
+    for (int n = 0; n < N; n++) {
+        w.first[n] = P;
+        P += size[n];
+        Q = size[n] > Q ? size[n] : Q;
+        size_t tc = (size_t)plan[n].f.tslots * plan[n].f.width;
+        size_t xc = (size_t)(N - 1) * plan[n].copies * size[n];
+        w.tcap = tc > w.tcap ? tc : w.tcap;
+        w.xcap = xc > w.xcap ? xc : w.xcap;
+        int u = plan[n].f.group * plan[n].f.width + 1;
+        maxu = u > maxu ? u : maxu;
+    }
+    w.P = P; w.N = N; w.size = size; w.padded = padded; w.sz = sz; w.M = M;
+    w.T = calloc((size_t)P * w.tcap + 1, sizeof *w.T);
+    w.X = calloc((size_t)P * w.xcap + 1, sizeof *w.X);
     w.got = calloc((size_t)P * P, sizeof *w.got);
-    int maxu = f->group * f->width + 1;
     blk **box = malloc((size_t)P * sizeof *box);
-    int *d = malloc((size_t)f->group * sizeof *d);
+    int *d = malloc((size_t)Q * sizeof *d);
     for (int p = 0; p < P; p++)
         box[p] = malloc((size_t)maxu * sizeof **box);
 
@@ -368,50 +413,69 @@ static int replay(int N, int Q, const skewshim_fwd *f, const skewshim_fwd_layout
         blk b = make(&w, p, p);
         receive(&w, p, &b);
     }
-    for (int k = 0; k < f->rounds; k++) {
-        skewshim_fwd_round rd;
-        skewshim_fwd_round_get(f, k, &rd);
-        skewshim_fwd_deltas(f, &rd, d);
-        /* every rank packs before any rank unpacks, as in one real round */
-        for (int n = 0; n < N; n++)
-            for (int g = 0; g < Q; g++)
-                take_units(&w, n, g, &rd, d, box[rank_of(&w, n, (g + rd.dist) % Q)]);
-        for (int n = 0; n < N; n++)
-            for (int g = 0; g < Q; g++)
-                give_units(&w, n, g, &rd, d, box[rank_of(&w, n, g)]);
+    for (int n = 0; n < N; n++) {       /* the nodes' phases touch no other node */
+        const skewshim_fwd *f = &plan[n].f;
+        const skewshim_fwd_layout *L = &plan[n].L;
+        int q = size[n];
+        w.f = f;
+        w.Q = q;
+        w.copies = plan[n].copies;
+        w.peak_stage = 0;
+        for (int k = 0; k < f->rounds; k++) {
+            skewshim_fwd_round rd;
+            skewshim_fwd_round_get(f, k, &rd);
+            skewshim_fwd_deltas(f, &rd, d);
+            /* every rank packs before any rank unpacks, as in one real round */
+            for (int g = 0; g < q; g++)
+                take_units(&w, n, g, &rd, d, box[w.first[n] + (g + rd.dist) % q]);
+            for (int g = 0; g < q; g++)
+                give_units(&w, n, g, &rd, d, box[w.first[n] + g]);
+        }
+        /* the layout holds what was in use: stages and T slots of max-size blocks */
+        uint64_t stage = L->recv_stage - L->send_stage;
+        if (w.peak_stage > stage || L->recv_stage - L->t < (uint64_t)f->tslots * f->width * M ||
+            (f->stage_units && L->total < L->recv_stage + stage) ||
+            (N > 1 && L->xrecv - L->xbuf < (uint64_t)(N - 1) * w.copies * q * M))
+            w.errors++;
     }
-    /* inter-node: (n, g) gives (n + k, g) its Q blocks for it */
-    for (int n = 0; n < N; n++)
-        for (int g = 0; g < Q; g++)
+    /* inter-node: (n, g) gives (n + k, g + i q) node n's q blocks for it */
+    for (int n = 0; n < N; n++) {
+        int q = size[n];
+        w.Q = q;
+        w.copies = plan[n].copies;
+        for (int g = 0; g < q; g++)
             for (int k = 1; k < N; k++)
-                for (int g0 = 0; g0 < Q; g0++) {
-                    int me = rank_of(&w, n, g), dest = rank_of(&w, (n + k) % N, g);
-                    blk b;
-                    if (g0 == g) {
-                        b = make(&w, me, dest);
-                    } else {
-                        blk *x = &w.X[(size_t)me * (N - 1) * Q + (size_t)(k - 1) * Q + g0];
-                        if (!x->used || x->dest != dest || x->origin != rank_of(&w, n, g0)) {
-                            w.errors++;
-                            continue;
+                for (int i = 0; i < w.copies; i++) {
+                    int dest = rank_of(&w, (n + k) % N, g + i * q);
+                    if (dest < 0)
+                        break;
+                    for (int g0 = 0; g0 < q; g0++) {
+                        int me = rank_of(&w, n, g);
+                        blk b;
+                        if (g0 == g) {
+                            b = make(&w, me, dest);
+                        } else {
+                            blk *x = x_slot(&w, me, k, i, g0);
+                            if (!x->used || x->dest != dest || x->origin != rank_of(&w, n, g0)) {
+                                w.errors++;
+                                continue;
+                            }
+                            b = *x;
+                            x->used = 0;
                         }
-                        b = *x;
-                        x->used = 0;
+                        receive(&w, dest, &b);
                     }
-                    receive(&w, dest, &b);
                 }
+    }
     for (int i = 0; i < P * P; i++)
         if (w.got[i] != 1)
             w.errors++;
-    for (size_t i = 0; i < (size_t)P * f->tslots * f->width; i++)
+    for (size_t i = 0; i < (size_t)P * w.tcap; i++)
         if (w.T[i].used)
             w.errors++;
-    /* the layout holds what was in use: stages and T slots of max-size blocks */
-    uint64_t stage = L->recv_stage - L->send_stage;
-    if (w.peak_stage > stage || L->recv_stage - L->t < (uint64_t)f->tslots * f->width * M ||
-        (f->stage_units && L->total < L->recv_stage + stage) ||
-        (N > 1 && L->xrecv - L->xbuf < (uint64_t)(N - 1) * Q * M))
-        w.errors++;
+    for (size_t i = 0; i < (size_t)P * w.xcap; i++)
+        if (w.X[i].used && w.X[i].dest >= 0)   /* a block never sent on */
+            w.errors++;
     for (int p = 0; p < P; p++)
         free(box[p]);
     free(box);
@@ -419,7 +483,24 @@ static int replay(int N, int Q, const skewshim_fwd *f, const skewshim_fwd_layout
     free(w.T);
     free(w.X);
     free(w.got);
+    free(w.first);
     return w.errors;
+}
+
+/* N nodes of Q ranks sharing one schedule (N = 1: the flat ones). */
+static int replay(int N, int Q, const skewshim_fwd *f, const skewshim_fwd_layout *L,
+                  const uint64_t *sz, uint64_t M, int padded)
+{
+    int *size = malloc((size_t)N * sizeof *size);
+    node_plan *plan = malloc((size_t)N * sizeof *plan);
+    for (int n = 0; n < N; n++) {
+        size[n] = Q;
+        plan[n] = (node_plan){*f, *L, 1};
+    }
+    int e = replay_nodes(N, size, plan, sz, M, padded);
+    free(size);
+    free(plan);
+    return e;
 }
 
 static uint64_t *random_sizes(int P, unsigned *seed, uint64_t *max)
@@ -497,7 +578,7 @@ static void test_replay_hier(void)
                 for (int v = 0; v <= 1; v++) {
                     skewshim_fwd_hier h;
                     skewshim_fwd_layout L;
-                    skewshim_fwd_hier_init(&h, P / Q, Q, r, 1 + r % 3, v, M);
+                    skewshim_fwd_hier_init(&h, P / Q, Q, Q, r, 1 + r % 3, v, M);
                     skewshim_fwd_layout_hier(&h, M, &L);
                     int e = replay(P / Q, Q, &h.intra, &L, sz, M, 0);
                     int nrounds = v ? (P / Q - 1) * Q : P / Q - 1;
@@ -514,6 +595,100 @@ static void test_replay_hier(void)
         }
     TAP_OK(bad == 0, "replay: TuNA_l^g, P 1..17, every Q dividing P, every radix, both variants: "
                      "%d schedules", runs);
+}
+
+/* Nodes of unequal size: every shape of 2 to 4 nodes of 1 to 5 ranks, and
+ * random ones of up to 7 nodes of up to 9, each node planned as its own
+ * ranks plan it. */
+static int replay_uneven_one(int N, const int *size, int r, int v, unsigned *seed)
+{
+    int P = 0, Q = 0, e = 0;
+    for (int n = 0; n < N; n++) {
+        P += size[n];
+        Q = size[n] > Q ? size[n] : Q;
+    }
+    uint64_t M, *sz = random_sizes(P, seed, &M), most = 0;
+    node_plan *plan = malloc((size_t)N * sizeof *plan);
+    for (int n = 0; n < N; n++) {
+        skewshim_fwd_hier h;
+        if (skewshim_fwd_hier_init(&h, N, size[n], Q, r, 1 + r % 3, v, M) != 0 ||
+            h.copies != (Q + size[n] - 1) / size[n] || h.intra.width != h.copies * N ||
+            h.inter_rounds != (v ? (N - 1) * Q : N - 1))
+            e++;
+        skewshim_fwd_layout_hier(&h, M, &plan[n].L);
+        plan[n].f = h.intra;
+        plan[n].copies = h.copies;
+        most = plan[n].L.total > most ? plan[n].L.total : most;
+    }
+    if (skewshim_fwd_hier_bound(N, size, r, 1 + r % 3, v, M) != most)
+        e++;
+    e += replay_nodes(N, size, plan, sz, M, 0);
+    free(plan);
+    free(sz);
+    return e;
+}
+
+static void test_replay_uneven(void)
+{
+    unsigned seed = 17;
+    int runs = 0, bad = 0, size[9];
+    for (int N = 2; N <= 4; N++) {
+        int shapes = 1;
+        for (int n = 0; n < N; n++)
+            shapes *= 5;
+        for (int s = 0; s < shapes; s++) {
+            for (int n = 0, x = s; n < N; n++, x /= 5)
+                size[n] = 1 + x % 5;
+            for (int v = 0; v <= 1; v++, runs++) {
+                int r = (int)(lcg(&seed) % 7);      /* 0 = auto, past q clamps */
+                int e = replay_uneven_one(N, size, r, v, &seed);
+                if (e) {
+                    bad++;
+                    TAP_DIAG("uneven N=%d sizes %d,%d,%d,%d r=%d v=%d: %d errors", N, size[0],
+                             size[1], N > 2 ? size[2] : 0, N > 3 ? size[3] : 0, r, v, e);
+                }
+            }
+        }
+    }
+    for (int t = 0; t < 200; t++, runs++) {
+        int N = 2 + (int)(lcg(&seed) % 6);
+        for (int n = 0; n < N; n++)
+            size[n] = 1 + (int)(lcg(&seed) % 9);
+        int r = (int)(lcg(&seed) % 11), v = (int)(lcg(&seed) % 2);
+        int e = replay_uneven_one(N, size, r, v, &seed);
+        if (e) {
+            bad++;
+            TAP_DIAG("uneven random N=%d r=%d v=%d: %d errors", N, r, v, e);
+        }
+    }
+    TAP_OK(bad == 0, "replay: TuNA_l^g on nodes of unequal size (every shape of 2-4 nodes of "
+                     "1-5 ranks, 200 random of up to 7 nodes of up to 9), both variants: "
+                     "%d schedules, every block once, temp within each node's layout and the "
+                     "bound the largest", runs);
+
+    skewshim_fwd_hier h;
+    skewshim_fwd_layout L;
+    TAP_OK(skewshim_fwd_hier_init(&h, 3, 5, 4, 2, 1, 0, 64) == -1 &&
+           skewshim_fwd_hier_init(&h, 3, 0, 4, 2, 1, 0, 64) == -1,
+           "TuNA_l^g: a node larger than the largest, or empty, is refused");
+    skewshim_fwd_hier_init(&h, 3, 16, 32, 2, 1, SKEWSHIM_TUNA_COALESCED, 64);
+    skewshim_fwd_layout_hier(&h, 64, &L);
+    TAP_OK(h.copies == 2 && h.intra.width == 6 && h.intra.group == 16 &&
+           L.xrecv - L.xbuf == 2 * 2 * 16 * 64 && L.total - L.xrecv == 1 * 32 * 64,
+           "80 ranks on 32 + 32 + 16: the node of 16 stands for 2 local ids, holds 2 x 2 x 16 "
+           "blocks for the other nodes and receives up to 32 blocks a step");
+    int sizes[3] = {32, 32, 16};
+    uint64_t big, small;
+    skewshim_fwd_hier_init(&h, 3, 32, 32, 2, 1, SKEWSHIM_TUNA_COALESCED, 64);
+    skewshim_fwd_layout_hier(&h, 64, &L);
+    big = L.total;
+    skewshim_fwd_hier_init(&h, 3, 16, 32, 2, 1, SKEWSHIM_TUNA_COALESCED, 64);
+    skewshim_fwd_layout_hier(&h, 64, &L);
+    small = L.total;
+    TAP_OK(skewshim_fwd_hier_bound(3, sizes, 2, 1, SKEWSHIM_TUNA_COALESCED, 64) ==
+               (big > small ? big : small),
+           "the bound is the larger node layout's (%llu, %llu)", (unsigned long long)big,
+           (unsigned long long)small);
 }
 
 /* The lab's P = 1024 failure (doc/lab.md, "A check that failed at
@@ -536,6 +711,7 @@ int main(void)
     test_counts();
     test_replay_flat();
     test_replay_hier();
+    test_replay_uneven();
     test_replay_lab_scale();
     return TAP_DONE();
 }
