@@ -20,6 +20,6 @@ done
 check 3 "reordered types on split and reversed communicators" --algo scattered \
     --types mix:rev12+contig12+swap12 --comms split,reverse --workloads uniform --seeds 1
 # The harness must fail when the expected algorithm did not run.
-SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 3 "$CHECK" --algo tuna_hier --param topology.ranks_per_node=2
+SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 5 "$CHECK" --algo tuna --param max_temp_bytes=0 --param tuna.radix=2 --workloads uniform
 [ $? -ne 0 ]; ok $? "harness fails when the expected algorithm fell back"
 done_testing
