@@ -116,6 +116,10 @@ typedef struct skewshim_algo {
     uint64_t (*plan)(skewshim_call *c);
     skewshim_executor run_host;
     skewshim_executor run_device;
+    /* Whether it pays off on a communicator of these nodes, as measured
+     * (NULL: on any): where not, the policy passes over its rules too, but
+     * a forced or default choice runs it. */
+    int (*nodes_pay)(const skewshim_topo *t, int size);
 } skewshim_algo;
 
 #define SKEWSHIM_BUFBIT(b) (1u << (b))
@@ -131,8 +135,9 @@ typedef struct skewshim_algo {
 #define SKEWSHIM_TEMP_NOT_PAID (UINT64_MAX - 3)
 
 const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
-/* The algorithms no call can run on a communicator of these nodes (bit per
- * skewshim_algo_id; rank-invariant): those whose check of the nodes fails. */
+/* The algorithms whose rules the policy passes over on a communicator of
+ * these nodes (bit per skewshim_algo_id; rank-invariant): those that
+ * cannot run there (nodes_check) or do not pay off there (nodes_pay). */
 unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size);
 
 /* The pipeline: returns what PMPI_Alltoallv would have returned. */

@@ -31,8 +31,8 @@ typedef struct skewshim_comm {
      * -1 the default), or -2 when the choice needs the agreement. */
     int fixed_rule;
     int fixed_native;       /* that choice is native */
-    /* Algorithms no call can run on these nodes: the rules choosing them
-     * are passed over (skewshim_algos_unrunnable), and whether the job
+    /* Algorithms that cannot run or do not pay off on these nodes: the
+     * rules choosing them are passed over (skewshim_algos_unrunnable), and whether the job
      * summary has counted this communicator for it. */
     unsigned unrunnable;
     int passed_counted;

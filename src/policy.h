@@ -92,9 +92,10 @@ typedef struct skewshim_facts {
     double repeats;               /* agreed calls in a row before with this matrix */
     int buffers;                  /* SKEWSHIM_BUF_HOST or _DEVICE */
     int nodes;                    /* nodes the communicator spans */
-    /* Algorithms that cannot run on this communicator's nodes (bit per
-     * skewshim_algo_id; the algorithm table's check of the nodes): a rule that
-     * chooses one is passed over, as if it did not match. */
+    /* Algorithms whose rules are passed over on this communicator's nodes
+     * (bit per skewshim_algo_id; the algorithm table's checks of the nodes:
+     * it cannot run there, or does not pay off there): a rule that chooses
+     * one is passed over, as if it did not match. */
     unsigned unrunnable;
 } skewshim_facts;
 

@@ -84,6 +84,21 @@ static skewshim_reason nodes_fit_tuna_hier(const skewshim_topo *t, int size)
 
 /* This rank's plan is for its own node's size; the bound is the largest
  * any node's needs, so the memory cap is decided alike everywhere. */
+/* A rank of a node of q ranks stands for ceil(Q / q) local ids of every
+ * other node, so a node far smaller than the largest sends almost as many
+ * messages as the linear exchange: the lab (doc/performance.md, "Nodes of
+ * unequal size") has tuna_hier behind scattered where a node holds under a
+ * quarter of the largest node's ranks (one rank beside nodes of 32: 0.59-
+ * 0.66x native against scattered's 0.44-0.56x), and ahead from a quarter. */
+static int nodes_pay_tuna_hier(const skewshim_topo *t, int size)
+{
+    (void)size;
+    for (int n = 0; n < t->nnodes; n++)
+        if (t->node_size[n] * 4 < t->max_per_node)
+            return 0;
+    return 1;
+}
+
 static uint64_t plan_tuna_hier(skewshim_call *c)
 {
     const skewshim_topo *t = &c->cs->topo;
@@ -128,7 +143,7 @@ static const skewshim_algo table[SKEWSHIM_ALGO_COUNT] = {
                             NULL, plan_tuna, skewshim_exec_forward, NULL},
     [SKEWSHIM_ALGO_TUNA_HIER] = {SKEWSHIM_ALGO_TUNA_HIER, "TuNA_l^g: intra- then inter-node",
                                  HOST, 1, 0, nodes_fit_tuna_hier, plan_tuna_hier,
-                                 skewshim_exec_forward, NULL},
+                                 skewshim_exec_forward, NULL, nodes_pay_tuna_hier},
     [SKEWSHIM_ALGO_SABRE] = {SKEWSHIM_ALGO_SABRE, "SABRE: skew-balanced relay over NICs",
                              HOST | DEVICE, 0, 1, NULL, skewshim_global_plan,
                              skewshim_exec_sched, GLOBAL_DEVICE},
@@ -143,7 +158,8 @@ unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size)
 {
     unsigned mask = 0;
     for (int a = 0; a < SKEWSHIM_ALGO_COUNT; a++)
-        if (table[a].nodes_check && table[a].nodes_check(t, size) != SKEWSHIM_REASON_NONE)
+        if ((table[a].nodes_check && table[a].nodes_check(t, size) != SKEWSHIM_REASON_NONE) ||
+            (table[a].nodes_pay && !table[a].nodes_pay(t, size)))
             mask |= 1u << a;
     return mask;
 }

@@ -23,10 +23,22 @@ check 5 "tuna_hier on uneven nodes (2 + 2 + 1) staggered, one message a batch" -
     --workloads $W --types byte,int
 check 5 "tuna_hier on uneven nodes (3 + 2) coalesced, two steps a batch" --algo tuna_hier \
     --param topology.ranks_per_node=3 --param tuna_hier.block_count=2 --workloads $W --types double
-# A rule for tuna_hier runs it on uneven nodes as on even ones: nothing is
-# passed over, and the summary says so.
+# A node under a quarter of the largest (5 + 1) is where tuna_hier does not
+# pay off: the policy passes over its rules (the next rule runs, the summary
+# counts the communicator), a forced tuna_hier still runs it.
+check 6 "forced tuna_hier on nodes 5 + 1" --algo tuna_hier --param topology.ranks_per_node=5 \
+    --workloads $W --types byte,int
 printf 'version: 1\nlog: {level: summary, stderr: true, path: "%s/po-%%j.jsonl"}\nrules:\n  - {max_block_bytes: [0, inf], use: tuna_hier}\n  - {use: pairwise}\n' \
     "$TESTDIR" > "$TESTDIR/passover.yaml"
+rm -f "$TESTDIR"/po-*.jsonl
+SKEWSHIM_CONFIG="$TESTDIR/passover.yaml" mpirun_n 6 "$CHECK" --algo auto --expect pairwise \
+    --param topology.ranks_per_node=5 --workloads uniform,zero
+rc=$?
+ok $rc "auto on nodes 5 + 1: the tuna_hier rule passed over, pairwise ran: $(grep '^alltoallv_check:' "$TESTDIR/out" | tail -1)"
+grep -q "rules for tuna_hier passed over on [1-9][0-9]* communicator" "$TESTDIR/out" &&
+    grep -q '"passed_over": {"tuna_hier": [1-9]' "$TESTDIR"/po-*.jsonl
+ok $? "nodes 5 + 1: the summary counts the communicators where tuna_hier's rule was passed over"
+# Nodes of 2 + 1 (a half) and 2 + 2: the same rule runs tuna_hier.
 for n in 3 4; do
     rm -f "$TESTDIR"/po-*.jsonl
     SKEWSHIM_CONFIG="$TESTDIR/passover.yaml" mpirun_n $n "$CHECK" --algo auto --expect tuna_hier \
