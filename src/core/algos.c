@@ -84,19 +84,22 @@ static skewshim_reason nodes_fit_tuna_hier(const skewshim_topo *t, int size)
 
 /* This rank's plan is for its own node's size; the bound is the largest
  * any node's needs, so the memory cap is decided alike everywhere. */
-/* A rank of a node of q ranks stands for ceil(Q / q) local ids of every
- * other node, so a node far smaller than the largest sends almost as many
- * messages as the linear exchange: the lab (doc/performance.md, "Nodes of
- * unequal size") has tuna_hier behind scattered where a node holds under a
- * quarter of the largest node's ranks (one rank beside nodes of 32: 0.59-
- * 0.66x native against scattered's 0.44-0.56x), and ahead from a quarter. */
+/* A rank of a node of q ranks stands for c = ceil(Q / q) local ids of every
+ * other node, so in phase 2 the busiest rank sends (N - 1) c messages
+ * where the linear exchange sends P - 1.  The lab (doc/performance.md,
+ * "Nodes of unequal size") has tuna_hier behind scattered wherever that is
+ * more than half (a rank alone on its node beside nodes of 32: 1.03-1.73x
+ * scattered's time) and mostly ahead from half down (2 ranks beside nodes
+ * of 32: 0.66-1.07x at P = 162, 0.94-1.05x at P = 66). */
 static int nodes_pay_tuna_hier(const skewshim_topo *t, int size)
 {
-    (void)size;
+    int qmin = t->max_per_node;
     for (int n = 0; n < t->nnodes; n++)
-        if (t->node_size[n] * 4 < t->max_per_node)
-            return 0;
-    return 1;
+        qmin = t->node_size[n] < qmin ? t->node_size[n] : qmin;
+    if (qmin < 1)
+        return 0;
+    int64_t c = (t->max_per_node + qmin - 1) / qmin;
+    return 2 * (int64_t)(t->nnodes - 1) * c <= (int64_t)size - 1;
 }
 
 static uint64_t plan_tuna_hier(skewshim_call *c)

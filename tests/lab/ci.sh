@@ -23,6 +23,10 @@
 #        where tuna_hier takes > 1.05 x scattered; P = 128, uniform 112 B,
 #        auto runs tuna_hier at <= 0.95 x scattered; P = 64, equal 64 B,
 #        auto runs scattered where tuna_hier takes > 1.05 x scattered;
+#      - nodes of unequal size: P = 80 (32 + 32 + 16), uniform 16 B,
+#        tuna_hier verified in both variants and auto runs it at <= 0.9 x
+#        scattered; P = 65 (32 + 32 + 1), auto runs scattered (the policy
+#        passes over tuna_hier's rules) where tuna_hier takes > 1.05 x;
 #   3. the lab's charge for the shim's own copies (src/labcharge.c) is
 #      there: bruck2 at P = 64, S = 16 KiB costs 150-350 us more with it
 #      than with --charge off, native the same;
@@ -180,6 +184,18 @@ auto_ran_scattered "$OUT/p128/results.csv" 128 112 tuna_hier 0.95 "P=128, unifor
 verified p64eq "P=64, equal 64 B: scattered, tuna_hier and auto verified" \
     --ranks 64 --workloads equal --sizes 64 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
 auto_kept_scattered "$OUT/p64eq/results.csv" 64 64 1.05 "P=64, equal 64 B"
+# Nodes of unequal size.  80 ranks on nodes of 32 are 32 + 32 + 16: a rank
+# of the node of 16 stands for two local ids of the others; tuna_hier (both
+# variants) must be verified there and auto must run it, 0.82x scattered
+# today.  65 ranks are 32 + 32 + 1: the lone rank would send almost what the
+# linear exchange does (tuna_hier 1.21x scattered), so the policy passes
+# over tuna_hier's rules and auto must run scattered.
+verified uneven80 "P=80 (32 + 32 + 16), uniform 16 B: scattered, tuna_hier (both variants) and auto verified" \
+    --ranks 80 --sizes 16 --algos scattered,tuna_hier,tuna_hier:variant=staggered,auto --iters 1 --warmup 0
+auto_ran_scattered "$OUT/uneven80/results.csv" 80 16 tuna_hier 0.9 "P=80 (32 + 32 + 16), uniform 16 B"
+verified uneven65 "P=65 (32 + 32 + 1), uniform 16 B: scattered, tuna_hier and auto verified" \
+    --ranks 65 --sizes 16 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
+auto_kept_scattered "$OUT/uneven65/results.csv" 65 16 1.05 "P=65 (32 + 32 + 1), uniform 16 B"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and

@@ -23,9 +23,11 @@ check 5 "tuna_hier on uneven nodes (2 + 2 + 1) staggered, one message a batch" -
     --workloads $W --types byte,int
 check 5 "tuna_hier on uneven nodes (3 + 2) coalesced, two steps a batch" --algo tuna_hier \
     --param topology.ranks_per_node=3 --param tuna_hier.block_count=2 --workloads $W --types double
-# A node under a quarter of the largest (5 + 1) is where tuna_hier does not
-# pay off: the policy passes over its rules (the next rule runs, the summary
-# counts the communicator), a forced tuna_hier still runs it.
+# Where the busiest rank of the inter-node phase would send more than half
+# the messages of the linear exchange (5 + 1: the lone rank sends 5, the
+# linear exchange 5) tuna_hier does not pay off: the policy passes over its
+# rules (the next rule runs, the summary counts the communicator), a forced
+# tuna_hier still runs it.
 check 6 "forced tuna_hier on nodes 5 + 1" --algo tuna_hier --param topology.ranks_per_node=5 \
     --workloads $W --types byte,int
 printf 'version: 1\nlog: {level: summary, stderr: true, path: "%s/po-%%j.jsonl"}\nrules:\n  - {max_block_bytes: [0, inf], use: tuna_hier}\n  - {use: pairwise}\n' \
@@ -38,15 +40,17 @@ ok $rc "auto on nodes 5 + 1: the tuna_hier rule passed over, pairwise ran: $(gre
 grep -q "rules for tuna_hier passed over on [1-9][0-9]* communicator" "$TESTDIR/out" &&
     grep -q '"passed_over": {"tuna_hier": [1-9]' "$TESTDIR"/po-*.jsonl
 ok $? "nodes 5 + 1: the summary counts the communicators where tuna_hier's rule was passed over"
-# Nodes of 2 + 1 (a half) and 2 + 2: the same rule runs tuna_hier.
-for n in 3 4; do
+# Nodes of 4 + 2 (the ranks of the node of 2 send 2 messages, the linear
+# exchange 5) and 2 + 2: the same rule runs tuna_hier.
+for nq in 6:4 4:2; do
+    n=${nq%:*} q=${nq#*:}
     rm -f "$TESTDIR"/po-*.jsonl
     SKEWSHIM_CONFIG="$TESTDIR/passover.yaml" mpirun_n $n "$CHECK" --algo auto --expect tuna_hier \
-        --param topology.ranks_per_node=2 --workloads uniform,zero
+        --param topology.ranks_per_node=$q --workloads uniform,zero
     rc=$?
-    ok $rc "auto, nodes of 2 at P = $n: the tuna_hier rule runs tuna_hier: $(grep '^alltoallv_check:' "$TESTDIR/out" | tail -1)"
+    ok $rc "auto, nodes of $q at P = $n: the tuna_hier rule runs tuna_hier: $(grep '^alltoallv_check:' "$TESTDIR/out" | tail -1)"
     ! grep -q "passed over" "$TESTDIR/out" && grep -q '"passed_over": {}' "$TESTDIR"/po-*.jsonl
-    ok $? "P = $n: nothing passed over in the summary"
+    ok $? "P = $n, nodes of $q: nothing passed over in the summary"
 done
 check 5 "memory cap: tuna over max_temp_bytes falls back" --algo tuna --param tuna.radix=2 --param max_temp_bytes=0 --workloads uniform --expect fallback:memory_cap
 done_testing
