@@ -90,7 +90,7 @@ static skewshim_reason nodes_fit_tuna_hier(const skewshim_topo *t, int size)
  * "Nodes of unequal size") has tuna_hier behind scattered wherever that is
  * more than half (a rank alone on its node beside nodes of 32: 1.03-1.73x
  * scattered's time) and mostly ahead from half down (2 ranks beside nodes
- * of 32: 0.66-1.07x at P = 162, 0.94-1.05x at P = 66). */
+ * of 32: 0.68-1.07x at P = 162, 0.94-1.05x at P = 66, 16-64 B). */
 static int nodes_pay_tuna_hier(const skewshim_topo *t, int size)
 {
     int qmin = t->max_per_node;
