@@ -32,8 +32,8 @@ typedef struct skewshim_comm {
     int fixed_rule;
     int fixed_native;       /* that choice is native */
     /* Algorithms that cannot run or do not pay off on these nodes: the
-     * rules choosing them are passed over (skewshim_algos_unrunnable), and whether the job
-     * summary has counted this communicator for it. */
+     * rules choosing them are passed over (skewshim_algos_unrunnable), and
+     * whether the job summary has counted this communicator for it. */
     unsigned unrunnable;
     int passed_counted;
     /* Every algorithm the policy can choose here but native gathers the

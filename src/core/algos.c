@@ -82,8 +82,6 @@ static skewshim_reason nodes_fit_tuna_hier(const skewshim_topo *t, int size)
     return SKEWSHIM_REASON_NONE;
 }
 
-/* This rank's plan is for its own node's size; the bound is the largest
- * any node's needs, so the memory cap is decided alike everywhere. */
 /* A rank of a node of q ranks stands for c = ceil(Q / q) local ids of every
  * other node, so in phase 2 the busiest rank sends (N - 1) c messages
  * where the linear exchange sends P - 1.  The lab (doc/performance.md,
@@ -102,6 +100,8 @@ static int nodes_pay_tuna_hier(const skewshim_topo *t, int size)
     return 2 * (int64_t)(t->nnodes - 1) * c <= (int64_t)size - 1;
 }
 
+/* This rank's plan is for its own node's size; the bound is the largest
+ * any node's needs, so the memory cap is decided alike everywhere. */
 static uint64_t plan_tuna_hier(skewshim_call *c)
 {
     const skewshim_topo *t = &c->cs->topo;
