@@ -40,6 +40,12 @@ ok $rc "auto on nodes 5 + 1: the tuna_hier rule passed over, pairwise ran: $(gre
 grep -q "rules for tuna_hier passed over on [1-9][0-9]* communicator" "$TESTDIR/out" &&
     grep -q '"passed_over": {"tuna_hier": [1-9]' "$TESTDIR"/po-*.jsonl
 ok $? "nodes 5 + 1: the summary counts the communicators where tuna_hier's rule was passed over"
+# One rank per node: phase 2 is the linear exchange, the rule is passed over.
+rm -f "$TESTDIR"/po-*.jsonl
+SKEWSHIM_CONFIG="$TESTDIR/passover.yaml" mpirun_n 3 "$CHECK" --algo auto --expect pairwise \
+    --param topology.ranks_per_node=1 --workloads uniform,zero
+rc=$?
+ok $rc "auto on one rank per node: the tuna_hier rule passed over, pairwise ran: $(grep '^alltoallv_check:' "$TESTDIR/out" | tail -1)"
 # Nodes of 4 + 2 (the ranks of the node of 2 send 2 messages, the linear
 # exchange 5) and 2 + 2: the same rule runs tuna_hier.
 for nq in 6:4 4:2; do
