@@ -12,7 +12,8 @@
  * receive buffer starts with random data, gaps included, and must end as
  * PMPI_Alltoallv leaves an identical copy); --cap-between sets the memory
  * cap per case between the smallest and the largest receive total of the
- * ranks, where only an agreed verdict keeps the ranks together. */
+ * ranks, where only an agreed verdict keeps the ranks together.  --batch
+ * FILE runs one such set of options per line in one job. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -404,25 +405,36 @@ static void for_each_case(const opts *o, MPI_Comm comm, const char *cname)
     }
 }
 
-int main(int argc, char **argv)
+static const char usage[] =
+    "usage: alltoallv_check [--algo NAME] [--expect NAME|fallback:REASON] "
+    "[--workloads a,b] [--types byte,int,double,contig,vector,"
+    "contig12,rev12,swap12,vec12,mix:a+b] "
+    "[--comms world,dup,split,reverse] [--S N] [--seeds N] "
+    "[--param k=v] [--agreement 0|1] [--device] [--in-place] "
+    "[--cap-between] [--again NAME|fallback:REASON|any] [--repeats N] "
+    "[--perturb] [-v] | --batch FILE\n";
+
+/* The parameters a run set, so that the next run of a batch starts from
+ * the policy again. */
+static char set_names[16][128];
+static int nset;
+
+static void parse(int argc, char **argv, opts *o)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_w);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_w);
-    opts o = {.S = 24, .seeds = 2, .agreement = -1};
-    snprintf(o.workloads, sizeof o.workloads, "uniform,zero,hot_send,hot_recv");
-    snprintf(o.types, sizeof o.types, "byte,int");
-    snprintf(o.comms, sizeof o.comms, "world");
-    for (int i = 1; i < argc; i++) {
+    *o = (opts){.S = 24, .seeds = 2, .agreement = -1};
+    snprintf(o->workloads, sizeof o->workloads, "uniform,zero,hot_send,hot_recv");
+    snprintf(o->types, sizeof o->types, "byte,int");
+    snprintf(o->comms, sizeof o->comms, "world");
+    for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--algo") && v) { o.algo = v; i++; }
-        else if (!strcmp(a, "--expect") && v) { o.expect = v; o.expect_given = 1; i++; }
-        else if (!strcmp(a, "--workloads") && v) { snprintf(o.workloads, sizeof o.workloads, "%s", v); i++; }
-        else if (!strcmp(a, "--types") && v) { snprintf(o.types, sizeof o.types, "%s", v); i++; }
-        else if (!strcmp(a, "--comms") && v) { snprintf(o.comms, sizeof o.comms, "%s", v); i++; }
-        else if (!strcmp(a, "--S") && v) { o.S = strtoull(v, NULL, 10); i++; }
-        else if (!strcmp(a, "--seeds") && v) { o.seeds = atoi(v); i++; }
+        if (!strcmp(a, "--algo") && v) { o->algo = v; i++; }
+        else if (!strcmp(a, "--expect") && v) { o->expect = v; o->expect_given = 1; i++; }
+        else if (!strcmp(a, "--workloads") && v) { snprintf(o->workloads, sizeof o->workloads, "%s", v); i++; }
+        else if (!strcmp(a, "--types") && v) { snprintf(o->types, sizeof o->types, "%s", v); i++; }
+        else if (!strcmp(a, "--comms") && v) { snprintf(o->comms, sizeof o->comms, "%s", v); i++; }
+        else if (!strcmp(a, "--S") && v) { o->S = strtoull(v, NULL, 10); i++; }
+        else if (!strcmp(a, "--seeds") && v) { o->seeds = atoi(v); i++; }
         else if (!strcmp(a, "--param") && v) {
             char k[128];
             snprintf(k, sizeof k, "%s", v);
@@ -430,37 +442,39 @@ int main(int argc, char **argv)
             if (!eq) die("--param wants name=value");
             *eq = 0;
             if (skewshim_set_param(k, eq + 1)) die("bad --param");
+            if (nset == (int)(sizeof set_names / sizeof set_names[0])) die("too many --param");
+            snprintf(set_names[nset++], sizeof set_names[0], "%s", k);
             i++;
         }
-        else if (!strcmp(a, "-v")) o.verbose = 1;
-        else if (!strcmp(a, "--device")) o.device = 1;
-        else if (!strcmp(a, "--in-place")) o.in_place = 1;
-        else if (!strcmp(a, "--cap-between")) o.cap_between = 1;
-        else if (!strcmp(a, "--again") && v) { o.again = v; i++; }
-        else if (!strcmp(a, "--repeats") && v) { o.repeats = atoi(v); i++; }
-        else if (!strcmp(a, "--perturb")) o.perturb = 1;
-        else if (!strcmp(a, "--agreement") && v) { o.agreement = atoi(v); i++; }
+        else if (!strcmp(a, "-v")) o->verbose = 1;
+        else if (!strcmp(a, "--device")) o->device = 1;
+        else if (!strcmp(a, "--in-place")) o->in_place = 1;
+        else if (!strcmp(a, "--cap-between")) o->cap_between = 1;
+        else if (!strcmp(a, "--again") && v) { o->again = v; i++; }
+        else if (!strcmp(a, "--repeats") && v) { o->repeats = atoi(v); i++; }
+        else if (!strcmp(a, "--perturb")) o->perturb = 1;
+        else if (!strcmp(a, "--agreement") && v) { o->agreement = atoi(v); i++; }
         else {
             if (rank_w == 0)
-                fprintf(stderr, "usage: alltoallv_check [--algo NAME] [--expect NAME|fallback:REASON] "
-                                "[--workloads a,b] [--types byte,int,double,contig,vector,"
-                                "contig12,rev12,swap12,vec12,mix:a+b] "
-                                "[--comms world,dup,split,reverse] [--S N] [--seeds N] "
-                                "[--param k=v] [--agreement 0|1] [--device] [--in-place] "
-                                "[--cap-between] [--again NAME|fallback:REASON|any] [--repeats N] "
-                                "[--perturb] [-v]\n");
+                fputs(usage, stderr);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    if (o.algo && skewshim_force_algorithm(o.algo))
+    if (o->algo && skewshim_force_algorithm(o->algo))
         die("unknown algorithm");
-    if (o.again && o.device)
+    if (o->again && o->device)
         die("--again runs host buffers only");
-    if (o.algo && !o.expect && strcmp(o.algo, "auto"))
-        o.expect = o.algo;
+    if (o->algo && !o->expect && strcmp(o->algo, "auto"))
+        o->expect = o->algo;
+}
 
+/* One run: every case of o, then its summary line (tag: "" alone, "[N]"
+ * in a batch).  Returns 1 when a case failed on any rank. */
+static int run(const opts *o, const char *tag)
+{
+    cases = failures = agreed_calls = 0;
     char cl[128];
-    snprintf(cl, sizeof cl, "%s", o.comms);
+    snprintf(cl, sizeof cl, "%s", o->comms);
     char *save = NULL;
     for (char *cn = strtok_r(cl, ",", &save); cn; cn = strtok_r(NULL, ",", &save)) {
         MPI_Comm c = MPI_COMM_NULL;
@@ -474,17 +488,69 @@ int main(int argc, char **argv)
             MPI_Comm_split(MPI_COMM_WORLD, 0, size_w - rank_w, &c);
         else
             die("unknown communicator");
-        for_each_case(&o, c, cn);
+        for_each_case(o, c, cn);
         if (c != MPI_COMM_WORLD)
             MPI_Comm_free(&c);
     }
     long tot[3] = {cases, failures, agreed_calls}, all[3];
     MPI_Reduce(tot, all, 3, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank_w == 0)
-        printf("alltoallv_check: algo=%s %ld cases (rank-sum), %ld failed, %ld agreed\n",
-               o.algo ? o.algo : "policy", all[0], all[1], all[2]);
+    if (rank_w == 0) {
+        printf("alltoallv_check%s: algo=%s %ld cases (rank-sum), %ld failed, %ld agreed\n", tag,
+               o->algo ? o->algo : "policy", all[0], all[1], all[2]);
+        fflush(stdout);
+    }
     int bad = failures > 0, anybad;
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return anybad;
+}
+
+/* --batch FILE: one run per line (the options above, split at blanks), in
+ * one job, each from the policy's settings again.  A job's start costs
+ * seconds under AddressSanitizer on an oversubscribed machine; a sweep of
+ * algorithms and emulated nodes at one P pays it once. */
+static int run_batch(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die("--batch: cannot open the file");
+    char line[1024];
+    int n = 0, anybad = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *argv[64], *save = NULL;
+        int argc = 0;
+        for (char *t = strtok_r(line, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save)) {
+            if (argc == (int)(sizeof argv / sizeof argv[0]))
+                die("--batch: too many options on a line");
+            argv[argc++] = t;
+        }
+        if (!argc)
+            continue;
+        opts o;
+        parse(argc, argv, &o);
+        char tag[16];
+        snprintf(tag, sizeof tag, "[%d]", ++n);
+        anybad |= run(&o, tag);
+        skewshim_force_algorithm(NULL);
+        while (nset > 0)
+            skewshim_set_param(set_names[--nset], NULL);
+    }
+    fclose(f);
+    return anybad;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_w);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_w);
+    int anybad;
+    if (argc == 3 && !strcmp(argv[1], "--batch")) {
+        anybad = run_batch(argv[2]);
+    } else {
+        opts o;
+        parse(argc - 1, argv + 1, &o);
+        anybad = run(&o, "");
+    }
     MPI_Finalize();
     return anybad ? 1 : 0;
 }

@@ -6,11 +6,12 @@ if [ "$SKEWSHIM_MPI" = openmpi ]; then ranks="2 3 5"; else ranks="1 2 3 4 5 8"; 
 for n in $ranks; do
     comms=world,dup,split,reverse
     types=byte,int,double,contig
-    check $n native --algo native --comms $comms --types $types
-    check $n scattered --algo scattered --comms $comms --types $types
-    check $n "scattered block_count=1" --algo scattered --param scattered.block_count=1 --comms world,split
-    check $n "scattered block_count=3" --algo scattered --param scattered.block_count=3 --comms world,reverse
-    check $n pairwise --algo pairwise --comms $comms --types $types
+    batch_add native --algo native --comms $comms --types $types
+    batch_add scattered --algo scattered --comms $comms --types $types
+    batch_add "scattered block_count=1" --algo scattered --param scattered.block_count=1 --comms world,split
+    batch_add "scattered block_count=3" --algo scattered --param scattered.block_count=3 --comms world,reverse
+    batch_add pairwise --algo pairwise --comms $comms --types $types
+    batch_run $n
 done
 # The policy (built-in default) with its agreement collective.
 for n in 2 3; do

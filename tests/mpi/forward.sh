@@ -4,12 +4,13 @@
 . "${top_srcdir:-.}/tests/mpi/lib.sh"
 W=uniform,zero,hot_send,hot_recv,power,zipf
 for n in 1 2 3 5; do
-    check $n bruck2 --algo bruck2 --workloads $W --types byte,double
-    check $n padded_bruck --algo padded_bruck --workloads $W --types int
+    batch_add bruck2 --algo bruck2 --workloads $W --types byte,double
+    batch_add padded_bruck --algo padded_bruck --workloads $W --types int
     for r in 2 3 $n; do
         [ $r -ge 2 ] || continue
-        check $n "tuna radix=$r" --algo tuna --param tuna.radix=$r --workloads $W --types byte,int
+        batch_add "tuna radix=$r" --algo tuna --param tuna.radix=$r --workloads $W --types byte,int
     done
+    batch_run $n
 done
 check 4 "tuna radix=auto, split comms" --algo tuna --comms split,reverse
 check 4 "tuna_hier 2x2 coalesced" --algo tuna_hier --param topology.ranks_per_node=2 --param tuna_hier.radix=2

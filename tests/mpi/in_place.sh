@@ -13,8 +13,9 @@ if [ -n "$SKEWSHIM_FULL" ]; then ranks="2 3 4 5 7"; seeds=3; hier="4 6 8"; fi
 wl=uniform,zero,hot_send,hot_recv,power
 for n in $ranks; do
     for a in scattered pairwise bruck2 padded_bruck tuna sabre fast; do
-        check $n "in place, $a" --algo $a --in-place --workloads $wl --types byte,int,contig --seeds $seeds
+        batch_add "in place, $a" --algo $a --in-place --workloads $wl --types byte,int,contig --seeds $seeds
     done
+    batch_run $n
 done
 for n in $hier; do
     check $n "in place, tuna_hier (2 per node)" --algo tuna_hier --param topology.ranks_per_node=2 \
