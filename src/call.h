@@ -116,10 +116,11 @@ typedef struct skewshim_algo {
     uint64_t (*plan)(skewshim_call *c);
     skewshim_executor run_host;
     skewshim_executor run_device;
-    /* Whether it pays off on a communicator of these nodes, as measured
-     * (NULL: on any): where not, the policy passes over its rules too, but
-     * a forced or default choice runs it. */
-    int (*nodes_pay)(const skewshim_topo *t, int size);
+    /* Whether it pays off on a communicator of these nodes with nics NICs
+     * a node (topology.nics_per_node), as measured (NULL: on any): where
+     * not, the policy passes over its rules too, but a forced or default
+     * choice runs it. */
+    int (*nodes_pay)(const skewshim_topo *t, int size, int nics);
 } skewshim_algo;
 
 #define SKEWSHIM_BUFBIT(b) (1u << (b))
@@ -136,9 +137,10 @@ typedef struct skewshim_algo {
 
 const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
 /* The algorithms whose rules the policy passes over on a communicator of
- * these nodes (bit per skewshim_algo_id; rank-invariant): those that
- * cannot run there (nodes_check) or do not pay off there (nodes_pay). */
-unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size);
+ * these nodes with nics NICs a node (bit per skewshim_algo_id;
+ * rank-invariant): those that cannot run there (nodes_check) or do not pay
+ * off there (nodes_pay). */
+unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics);
 
 /* The pipeline: returns what PMPI_Alltoallv would have returned. */
 int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

@@ -83,7 +83,7 @@ typedef struct skewshim_totals {
     uint64_t bytes[SKEWSHIM_COUNTER_SLOTS];
     uint64_t fallbacks[SKEWSHIM_COUNTER_SLOTS]; /* by reason */
     /* communicators on which rules choosing an algorithm were passed over
-     * (it cannot run on their nodes), by algorithm */
+     * (it cannot run, or does not pay off, on their nodes), by algorithm */
     uint64_t passed_over[SKEWSHIM_COUNTER_SLOTS];
     uint64_t large_count_calls;                 /* MPI_Alltoallv_c: passed through */
     uint64_t plan_cache_hits, plan_cache_lookups;

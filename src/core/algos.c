@@ -88,8 +88,17 @@ static skewshim_reason nodes_fit_tuna_hier(const skewshim_topo *t, int size)
  * "Nodes of unequal size") has tuna_hier behind scattered wherever that is
  * more than half (a rank alone on its node beside nodes of 32: 1.03-1.73x
  * scattered's time) and mostly ahead from half down (2 ranks beside nodes
- * of 32: 0.68-1.07x at P = 162, 0.94-1.05x at P = 66, 16-64 B). */
-static int nodes_pay_tuna_hier(const skewshim_topo *t, int size)
+ * of 32: 0.68-1.07x at P = 162, 0.94-1.05x at P = 66, 16-64 B).
+ * Where every rank has a NIC of its own (nics >= Q), no NIC queues a
+ * node's messages, and what tuna_hier saves is the cost of each message it
+ * does not send, (P - 1) - (N - 1) c of them, against the agreement and
+ * its intra-node rounds.  The lab's two-tier clusters (4 and 8 ranks a
+ * node, "Small blocks with a NIC per rank") have it behind scattered up to
+ * 112 saved (1.02-1.69x; 0.91x once, dense 16 B blocks at P = 128), and
+ * from 168 ahead on dense 16 B blocks (0.65-0.87x at 192 and 256 ranks)
+ * and level at 256 B (0.84-1.03x). */
+#define SAVED_WITH_NIC_PER_RANK 128
+static int nodes_pay_tuna_hier(const skewshim_topo *t, int size, int nics)
 {
     int qmin = t->max_per_node;
     for (int n = 0; n < t->nnodes; n++)
@@ -97,7 +106,12 @@ static int nodes_pay_tuna_hier(const skewshim_topo *t, int size)
     if (qmin < 1)
         return 0;
     int64_t c = (t->max_per_node + qmin - 1) / qmin;
-    return 2 * (int64_t)(t->nnodes - 1) * c <= (int64_t)size - 1;
+    int64_t phase2 = (int64_t)(t->nnodes - 1) * c;
+    if (2 * phase2 > (int64_t)size - 1)
+        return 0;
+    if (nics >= t->max_per_node && (int64_t)size - 1 - phase2 < SAVED_WITH_NIC_PER_RANK)
+        return 0;
+    return 1;
 }
 
 /* This rank's plan is for its own node's size; the bound is the largest
@@ -157,12 +171,12 @@ static const skewshim_algo table[SKEWSHIM_ALGO_COUNT] = {
                                    0, 0, NULL, NULL, NULL, FANOUT_DEVICE},
 };
 
-unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size)
+unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics)
 {
     unsigned mask = 0;
     for (int a = 0; a < SKEWSHIM_ALGO_COUNT; a++)
         if ((table[a].nodes_check && table[a].nodes_check(t, size) != SKEWSHIM_REASON_NONE) ||
-            (table[a].nodes_pay && !table[a].nodes_pay(t, size)))
+            (table[a].nodes_pay && !table[a].nodes_pay(t, size, nics)))
             mask |= 1u << a;
     return mask;
 }

@@ -708,8 +708,10 @@ static int handled_early(skewshim_call *c, int *rc)
          * intra-communicator has a state. */
         skewshim_comm *known = skewshim_comm_peek(c->comm);
         /* The nodes it was decided on must still be the nodes: a rule can
-         * match on them, and topology.ranks_per_node may change at run time. */
-        if (known && known->fixed_native && known->topo_q == skewshim_ranks_per_node()) {
+         * match on them, and topology.ranks_per_node (or nics_per_node)
+         * may change at run time. */
+        if (known && known->fixed_native && known->topo_q == skewshim_ranks_per_node() &&
+            known->topo_nics == skewshim_nics_per_node()) {
             known->ncalls++;
             c->cs = known;
             *rc = forced_native(c);

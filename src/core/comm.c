@@ -119,12 +119,14 @@ static int fixed_is_safe(int rule)
  * policy, the size, the nodes it spans, and device_possible, agreed):
  * every member takes the same path without talking (doc/decisions.md).
  * Again whenever the nodes change (topology.ranks_per_node set at run
- * time), since a rule can match on them. */
+ * time), since a rule can match on them, or the NICs a node (whether
+ * tuna_hier pays off). */
 static void fix_choice(skewshim_comm *cs)
 {
     cs->fixed_rule = -2;
     cs->fixed_native = 0;
-    cs->unrunnable = skewshim_algos_unrunnable(&cs->topo, cs->size);
+    cs->topo_nics = skewshim_nics_per_node();
+    cs->unrunnable = skewshim_algos_unrunnable(&cs->topo, cs->size, cs->topo_nics);
     unsigned passed = skewshim_policy_passed_over(&skewshim_g.policy, cs->size, cs->topo.nnodes,
                                                   cs->device_possible, cs->unrunnable);
     if (passed && !cs->passed_counted) {
@@ -154,8 +156,11 @@ static void fix_choice(skewshim_comm *cs)
 int skewshim_comm_topo_update(skewshim_comm *cs)
 {
     int q = skewshim_ranks_per_node();
-    if (cs->topo.nranks == cs->size && cs->topo_q == q)
+    if (cs->topo.nranks == cs->size && cs->topo_q == q) {
+        if (cs->topo_nics != skewshim_nics_per_node())
+            fix_choice(cs);     /* a rule's algorithm may pay off now, or not */
         return 0;
+    }
     skewshim_topo_free(&cs->topo);
     cs->topo_q = q;
     int rc;

@@ -62,7 +62,8 @@ static void summary_stderr(const uint64_t *u, const double *tm)
     for (int a = 0; a < NT; a++)
         if (u[U_PASSED + a])
             skewshim_sb_printf(&b, "skewshim: rules for %s passed over on %" PRIu64
-                               " communicator(s): it cannot run on their nodes\n",
+                               " communicator(s): it cannot run, or does not pay off,"
+                               " on their nodes\n",
                                skewshim_log_algo_name(a, tmp, sizeof tmp), u[U_PASSED + a]);
     if (u[U_LARGE])
         skewshim_sb_printf(&b, "skewshim: large-count calls passed through: %" PRIu64 "\n",

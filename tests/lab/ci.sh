@@ -196,6 +196,14 @@ auto_ran_scattered "$OUT/uneven80/results.csv" 80 16 tuna_hier 0.9 "P=80 (32 + 3
 verified uneven65 "P=65 (32 + 32 + 1), uniform 16 B: scattered, tuna_hier and auto verified" \
     --ranks 65 --sizes 16 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
 auto_kept_scattered "$OUT/uneven65/results.csv" 65 16 1.05 "P=65 (32 + 32 + 1), uniform 16 B"
+# A NIC per rank (gpu-h200: nodes of 8, and the lab tells the shim 8 NICs a
+# node): at P = 64 tuna_hier would save the busiest rank 56 of the linear
+# exchange's 63 messages, too few for the agreement and its intra-node
+# rounds (1.37x scattered today), so the policy passes over its rules and
+# auto must run scattered.
+verified nics64 "gpu-h200 P=64 (a NIC per rank), uniform 16 B: scattered, tuna_hier and auto verified" \
+    --platform gpu-h200 --ranks 64 --sizes 16 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
+auto_kept_scattered "$OUT/nics64/results.csv" 64 16 1.2 "gpu-h200 P=64, a NIC per rank, uniform 16 B"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and
