@@ -52,13 +52,15 @@ ok $rc "auto on one rank per node: the tuna_hier rule passed over, pairwise ran:
 # tuna_hier still runs.  Set at run time, the NICs count from the next
 # call: one job, the same communicator, 1, 2, then 1 NIC a node.
 rm -f "$TESTDIR"/po-*.jsonl
-printf -- '--algo auto --expect tuna_hier --param topology.ranks_per_node=2 --workloads uniform,zero\n' > "$TESTDIR/nics.args"
-printf -- '--algo auto --expect pairwise --param topology.ranks_per_node=2 --param topology.nics_per_node=2 --workloads uniform,zero\n' >> "$TESTDIR/nics.args"
-printf -- '--algo auto --expect tuna_hier --param topology.ranks_per_node=2 --param topology.nics_per_node=1 --workloads uniform,zero\n' >> "$TESTDIR/nics.args"
-printf -- '--algo tuna_hier --param topology.ranks_per_node=2 --param topology.nics_per_node=2 --workloads uniform,hot_recv\n' >> "$TESTDIR/nics.args"
-SKEWSHIM_CONFIG="$TESTDIR/passover.yaml" mpirun_n 4 "$CHECK" --batch "$TESTDIR/nics.args"
-rc=$?
-ok $rc "nodes of 2, 1 then 2 then 1 NIC a node: tuna_hier, pairwise (the rule passed over), tuna_hier; forced with a NIC per rank: tuna_hier: $(grep '^alltoallv_check' "$TESTDIR/out" | tr '\n' ' ')"
+batch_add "auto, nodes of 2, 1 NIC a node: tuna_hier" --algo auto --expect tuna_hier \
+    --param topology.ranks_per_node=2 --workloads uniform,zero
+batch_add "auto, then 2 NICs a node: the rule passed over, pairwise" --algo auto --expect pairwise \
+    --param topology.ranks_per_node=2 --param topology.nics_per_node=2 --workloads uniform,zero
+batch_add "auto, then 1 NIC a node again: tuna_hier" --algo auto --expect tuna_hier \
+    --param topology.ranks_per_node=2 --param topology.nics_per_node=1 --workloads uniform,zero
+batch_add "forced tuna_hier with a NIC per rank" --algo tuna_hier \
+    --param topology.ranks_per_node=2 --param topology.nics_per_node=2 --workloads uniform,hot_recv
+batch_run 4 "$TESTDIR/passover.yaml"
 grep -q '"passed_over": {"tuna_hier": [1-9]' "$TESTDIR"/po-*.jsonl
 ok $? "a NIC per rank: the summary counts the communicator where tuna_hier's rule was passed over"
 # Nodes of 4 + 2 (the ranks of the node of 2 send 2 messages, the linear

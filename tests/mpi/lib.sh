@@ -64,9 +64,9 @@ batch_add() {   # batch_add DESCRIPTION OPTIONS...
     printf '%s\n' "$desc" >> "$TESTDIR/batch.desc"
     printf '%s\n' "$*" >> "$TESTDIR/batch.args"
 }
-batch_run() {   # batch_run N
+batch_run() {   # batch_run N [POLICY]  (default: the quiet one)
     n=$1
-    SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n "$n" "$CHECK" --batch "$TESTDIR/batch.args"
+    SKEWSHIM_CONFIG="${2:-$TESTDIR/quiet.yaml}" mpirun_n "$n" "$CHECK" --batch "$TESTDIR/batch.args"
     rc=$?
     i=0
     while IFS= read -r desc; do
