@@ -25,6 +25,7 @@ typedef struct skewshim_agreed {
     uint64_t max_isend, sum_isend;/* per-rank inter-node totals */
     uint64_t max_irecv, sum_irecv;
     uint64_t sum_nonempty;        /* blocks of one byte or more, over all ranks */
+    uint64_t max_msgs;            /* the busiest rank's non-empty blocks to or from others */
     uint64_t any_unsupported;     /* max over ranks of the local reason */
     uint64_t any_device, any_host;
     uint64_t repeats;             /* agreed calls in a row before with this matrix */
@@ -117,10 +118,11 @@ typedef struct skewshim_algo {
     skewshim_executor run_host;
     skewshim_executor run_device;
     /* Whether it pays off on a communicator of these nodes with nics NICs
-     * a node (topology.nics_per_node), as measured (NULL: on any): where
+     * a node (topology.nics_per_node), as measured, where the linear
+     * exchange costs the busiest rank msgs messages (NULL: on any): where
      * not, the policy passes over its rules too, but a forced or default
      * choice runs it. */
-    int (*nodes_pay)(const skewshim_topo *t, int size, int nics);
+    int (*nodes_pay)(const skewshim_topo *t, int size, int nics, uint64_t msgs);
 } skewshim_algo;
 
 #define SKEWSHIM_BUFBIT(b) (1u << (b))
@@ -141,6 +143,10 @@ const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
  * rank-invariant): those that cannot run there (nodes_check) or do not pay
  * off there (nodes_pay). */
 unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics);
+/* Those that do not pay off on a call whose blocks leave the linear
+ * exchange msgs messages on its busiest rank (agreed, so rank-invariant):
+ * the policy passes over its rules that match on agreed facts. */
+unsigned skewshim_algos_unpaid(const skewshim_topo *t, int size, int nics, uint64_t msgs);
 
 /* The pipeline: returns what PMPI_Alltoallv would have returned. */
 int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

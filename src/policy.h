@@ -97,6 +97,12 @@ typedef struct skewshim_facts {
      * it cannot run there, or does not pay off there): a rule that chooses
      * one is passed over, as if it did not match. */
     unsigned unrunnable;
+    /* Algorithms that do not pay off on this call's blocks (agreed: the
+     * table's check with the busiest rank's messages): a rule that chooses
+     * one and matches on agreed facts is passed over.  A rule on the
+     * communicator alone is the user's word for every call, whatever the
+     * blocks, and is settled without an agreement where it decides. */
+    unsigned unpaid;
 } skewshim_facts;
 
 /* Error with the place it comes from.  line/column are 1-based, 0 when

@@ -85,6 +85,9 @@ typedef struct skewshim_totals {
     /* communicators on which rules choosing an algorithm were passed over
      * (it cannot run, or does not pay off, on their nodes), by algorithm */
     uint64_t passed_over[SKEWSHIM_COUNTER_SLOTS];
+    /* agreed calls on which such rules were passed over because their
+     * blocks leave it too little to save (skewshim_algos_unpaid) */
+    uint64_t passed_over_calls[SKEWSHIM_COUNTER_SLOTS];
     uint64_t large_count_calls;                 /* MPI_Alltoallv_c: passed through */
     uint64_t plan_cache_hits, plan_cache_lookups;
 } skewshim_totals;

@@ -15,7 +15,7 @@
 
 enum {
     F_MAX_BLOCK, F_MAX_SEND, F_MAX_RECV, F_MAX_ISEND, F_MAX_IRECV, F_REASON, F_DEVICE, F_HOST,
-    F_CHANGED, F_UNHELD, F_HASH, F_NHASH,
+    F_CHANGED, F_UNHELD, F_HASH, F_NHASH, F_MAX_MSGS,
     F_NMAX,
     F_SUM_SEND = F_NMAX, F_SUM_RECV, F_SUM_ISEND, F_SUM_IRECV, F_SUM_NONEMPTY,
     F_COUNT
@@ -51,6 +51,7 @@ void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv)
     v[F_MAX_ISEND] = v[F_SUM_ISEND] = t.isend;
     v[F_MAX_IRECV] = v[F_SUM_IRECV] = t.irecv;
     v[F_SUM_NONEMPTY] = t.nonempty;
+    v[F_MAX_MSGS] = t.msgs;
     v[F_REASON] = (uint64_t)c->local_reason;
     v[F_DEVICE] = c->buffers == SKEWSHIM_BUF_DEVICE;
     v[F_HOST] = c->buffers == SKEWSHIM_BUF_HOST;
@@ -72,6 +73,7 @@ static void fill(skewshim_call *c, const uint64_t *out)
     a->max_irecv = out[F_MAX_IRECV];
     a->sum_irecv = out[F_SUM_IRECV];
     a->sum_nonempty = out[F_SUM_NONEMPTY];
+    a->max_msgs = out[F_MAX_MSGS];
     a->any_unsupported = out[F_REASON];
     a->any_device = out[F_DEVICE];
     a->any_host = out[F_HOST];
@@ -186,7 +188,7 @@ void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen
     memset(out, 0, sizeof out);
     for (int i = 0; i < P; i++) {
         const uint64_t *r = rows + (size_t)i * rowlen;
-        uint64_t s = 0, is = 0, rr = 0, ir = 0;
+        uint64_t s = 0, is = 0, rr = 0, ir = 0, ns = 0, nr = 0;
         for (int j = 0; j < P; j++) {
             uint64_t v = r[j], w = rows[(size_t)j * rowlen + (size_t)i];
             if (v > out[F_MAX_BLOCK])
@@ -194,6 +196,8 @@ void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen
             s += v;
             rr += w;
             out[F_SUM_NONEMPTY] += v != 0;
+            ns += j != i && v != 0;
+            nr += j != i && w != 0;
             if (t->node_of[j] != t->node_of[i]) {
                 is += v;
                 ir += w;
@@ -207,6 +211,8 @@ void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen
         out[F_MAX_RECV] = rr > out[F_MAX_RECV] ? rr : out[F_MAX_RECV];
         out[F_MAX_ISEND] = is > out[F_MAX_ISEND] ? is : out[F_MAX_ISEND];
         out[F_MAX_IRECV] = ir > out[F_MAX_IRECV] ? ir : out[F_MAX_IRECV];
+        uint64_t nm = ns > nr ? ns : nr;
+        out[F_MAX_MSGS] = nm > out[F_MAX_MSGS] ? nm : out[F_MAX_MSGS];
         uint64_t reason = r[P + 1], buf = r[P + 2];
         if (reason > out[F_REASON])
             out[F_REASON] = reason;

@@ -795,6 +795,23 @@ static void route_call(skewshim_call *c, int forced, route *r)
     }
 }
 
+/* The summary says when the blocks, not the nodes, passed a rule over:
+ * the rule the call would have taken without the unpaid mask. */
+static void count_unpaid(const skewshim_call *c, const skewshim_policy *pol,
+                         const skewshim_facts *f)
+{
+    skewshim_facts all = *f;
+    all.unpaid = 0;
+    skewshim_algo_id id;
+    const skewshim_params *pp;
+    int rule = skewshim_policy_choose(pol, &all, &id, &pp);
+    if (rule == c->rule || c->rank != 0)
+        return;
+    pthread_mutex_lock(&skewshim_g.lock);
+    skewshim_g.totals.passed_over_calls[id]++;
+    pthread_mutex_unlock(&skewshim_g.lock);
+}
+
 /* The algorithm and the parameters it runs with. */
 static const skewshim_params *choose(skewshim_call *c, const route *r)
 {
@@ -830,9 +847,16 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
             .buffers = ag->valid ? (ag->any_device ? SKEWSHIM_BUF_DEVICE : SKEWSHIM_BUF_HOST)
                                  : c->buffers,
         };
+        /* Only agreed facts tell the blocks; without them the rule-matching
+         * is the communicator's and the unpaid mask stays clear. */
+        if (ag->valid)
+            f.unpaid = skewshim_algos_unpaid(&c->cs->topo, c->size, c->cs->topo_nics,
+                                             ag->max_msgs) & ~f.unrunnable;
         skewshim_algo_id id;
         c->rule = skewshim_policy_choose(pol, &f, &id, &chosen);
         c->algo = id;
+        if (f.unpaid)
+            count_unpaid(c, pol, &f);
     }
     if (c->rule >= 0)
         chosen = &pol->rules[c->rule].params;

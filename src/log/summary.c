@@ -20,7 +20,8 @@
 enum { NT = SKEWSHIM_COUNTER_SLOTS };
 /* The uint64 counters of skewshim_totals, packed for one SUM reduction. */
 enum {
-    U_CALLS = 0, U_BYTES = NT, U_FALLBACKS = 2 * NT, U_PASSED = 3 * NT, U_LARGE = 4 * NT,
+    U_CALLS = 0, U_BYTES = NT, U_FALLBACKS = 2 * NT, U_PASSED = 3 * NT, U_PASSED_CALLS = 4 * NT,
+    U_LARGE = 5 * NT,
     U_HITS, U_LOOKUPS, U_N
 };
 
@@ -65,6 +66,13 @@ static void summary_stderr(const uint64_t *u, const double *tm)
                                " communicator(s): it cannot run, or does not pay off,"
                                " on their nodes\n",
                                skewshim_log_algo_name(a, tmp, sizeof tmp), u[U_PASSED + a]);
+    for (int a = 0; a < NT; a++)
+        if (u[U_PASSED_CALLS + a])
+            skewshim_sb_printf(&b, "skewshim: rules for %s passed over on %" PRIu64
+                               " agreed call(s): their blocks leave it too few"
+                               " messages to save\n",
+                               skewshim_log_algo_name(a, tmp, sizeof tmp),
+                               u[U_PASSED_CALLS + a]);
     if (u[U_LARGE])
         skewshim_sb_printf(&b, "skewshim: large-count calls passed through: %" PRIu64 "\n",
                            u[U_LARGE]);
@@ -113,6 +121,7 @@ int skewshim_log_summary(const skewshim_totals *t, MPI_Comm world, int to_stderr
     memcpy(u + U_BYTES, t->bytes, sizeof t->bytes);
     memcpy(u + U_FALLBACKS, t->fallbacks, sizeof t->fallbacks);
     memcpy(u + U_PASSED, t->passed_over, sizeof t->passed_over);
+    memcpy(u + U_PASSED_CALLS, t->passed_over_calls, sizeof t->passed_over_calls);
     u[U_LARGE] = t->large_count_calls;
     u[U_HITS] = t->plan_cache_hits;
     u[U_LOOKUPS] = t->plan_cache_lookups;
@@ -130,6 +139,7 @@ int skewshim_log_summary(const skewshim_totals *t, MPI_Comm world, int to_stderr
         put_map(&b, "bytes", 0, ur + U_CALLS, ur + U_BYTES, NULL, 0);
         put_map(&b, "fallbacks", 0, ur + U_FALLBACKS, ur + U_FALLBACKS, NULL, 1);
         put_map(&b, "passed_over", 0, ur + U_PASSED, ur + U_PASSED, NULL, 0);
+        put_map(&b, "passed_over_calls", 0, ur + U_PASSED_CALLS, ur + U_PASSED_CALLS, NULL, 0);
         skewshim_sb_cat(&b, ", ");
         skewshim_sb_key(&b, "large_count_calls", 1);
         skewshim_sb_u64(&b, ur[U_LARGE]);

@@ -28,6 +28,8 @@ static int rule_matches(const skewshim_rule *r, const skewshim_facts *f)
         return 0;
     if (!runnable(r, f->unrunnable))
         return 0;
+    if (!runnable(r, f->unpaid) && skewshim_rule_uses_facts(r))
+        return 0;
     return in_range(&r->comm_size, (double)f->comm_size) &&
            in_range(&r->nodes, (double)f->nodes) &&
            in_range(&r->max_block_bytes, f->max_block_bytes) &&

@@ -79,6 +79,16 @@ int skewshim_topo_rank(const skewshim_topo *t, int node, int local)
     return t->node_ranks[t->node_first[node] + local];
 }
 
+int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
+{
+    int qmin = t->max_per_node;
+    for (int n = 0; n < t->nnodes; n++)
+        qmin = t->node_size[n] < qmin ? t->node_size[n] : qmin;
+    if (qmin < 1 || t->nnodes < 1)
+        return -1;
+    return (int64_t)(t->nnodes - 1) * ((t->max_per_node + qmin - 1) / qmin);
+}
+
 int skewshim_matrix_alloc(skewshim_matrix *m, int nranks)
 {
     m->nranks = nranks;
@@ -110,17 +120,23 @@ void skewshim_rank_traffic_of(const skewshim_topo *t, int rank, const uint64_t *
 {
     memset(out, 0, sizeof *out);
     int me = t->node_of[rank];
+    uint64_t nsend = 0, nrecv = 0;
     for (int j = 0; j < t->nranks; j++) {
         if (sbytes[j] > out->max_block)
             out->max_block = sbytes[j];
         out->send += sbytes[j];
         out->recv += rbytes[j];
         out->nonempty += sbytes[j] != 0;
+        if (j != rank) {
+            nsend += sbytes[j] != 0;
+            nrecv += rbytes[j] != 0;
+        }
         if (t->node_of[j] != me) {
             out->isend += sbytes[j];
             out->irecv += rbytes[j];
         }
     }
+    out->msgs = nsend > nrecv ? nsend : nrecv;
 }
 
 void skewshim_skew_of_matrix(const skewshim_matrix *m, const skewshim_topo *t,

@@ -30,6 +30,10 @@ int skewshim_topo_blocks(skewshim_topo *t, int nranks, int q);
 void skewshim_topo_free(skewshim_topo *t);
 /* Rank of local id l on node n, or -1 when that node is smaller. */
 int skewshim_topo_rank(const skewshim_topo *t, int node, int local);
+/* Messages the busiest rank sends in TuNA_l^g's inter-node phase: a rank of
+ * a node of q ranks stands for ceil(Q / q) local ids of every other node,
+ * (N - 1) ceil(Q / qmin) in all.  -1 for a topology without ranks. */
+int64_t skewshim_topo_hier_phase2(const skewshim_topo *t);
 
 /* Dense traffic matrix in bytes: m[i*P + j] = bytes rank i sends rank j. */
 typedef struct skewshim_matrix {
@@ -65,6 +69,9 @@ typedef struct skewshim_rank_traffic {
     uint64_t send, recv;         /* bytes sent / received, all traffic */
     uint64_t isend, irecv;       /* bytes sent to / received from other nodes */
     uint64_t nonempty;           /* blocks this rank sends of one byte or more */
+    /* Messages a linear exchange costs this rank, which sends nothing for an
+     * empty block: the larger of its non-empty blocks to and from the others. */
+    uint64_t msgs;
 } skewshim_rank_traffic;
 
 void skewshim_rank_traffic_of(const skewshim_topo *t, int rank, const uint64_t *sbytes,

@@ -27,6 +27,11 @@
 #        tuna_hier verified in both variants and auto runs it at <= 0.9 x
 #        scattered; P = 65 (32 + 32 + 1), auto runs scattered (the policy
 #        passes over tuna_hier's rules) where tuna_hier takes > 1.05 x;
+#      - a NIC per rank (gpu-h200, nodes of 8): P = 64, uniform 16 B, auto
+#        runs scattered where tuna_hier takes > 1.2 x scattered; P = 192,
+#        power 16 B (68 non-empty blocks a row), auto runs scattered where
+#        tuna_hier takes > 1.1 x, and uniform 16 B, auto runs tuna_hier at
+#        <= 0.9 x scattered;
 #   3. the lab's charge for the shim's own copies (src/labcharge.c) is
 #      there: bruck2 at P = 64, S = 16 KiB costs 150-350 us more with it
 #      than with --charge off, native the same;
@@ -204,6 +209,19 @@ auto_kept_scattered "$OUT/uneven65/results.csv" 65 16 1.05 "P=65 (32 + 32 + 1), 
 verified nics64 "gpu-h200 P=64 (a NIC per rank), uniform 16 B: scattered, tuna_hier and auto verified" \
     --platform gpu-h200 --ranks 64 --sizes 16 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
 auto_kept_scattered "$OUT/nics64/results.csv" 64 16 1.2 "gpu-h200 P=64, a NIC per rank, uniform 16 B"
+# At P = 192 (24 nodes of 8) dense blocks leave tuna_hier 168 messages to
+# save and it runs (0.781x scattered today); power-law 16 B blocks leave the
+# linear exchange only the non-empty ones (68 a row), fewer than 128 saved
+# by the agreed count, so the rule is passed over for the call and auto must
+# run scattered (tuna_hier 1.169x today; auto ran it before).
+verified nics192p "gpu-h200 P=192 (a NIC per rank), power 16 B: scattered, tuna_hier and auto verified" \
+    --platform gpu-h200 --ranks 192 --sizes 16 --workloads power --algos scattered,tuna_hier,auto \
+    --iters 1 --warmup 0
+auto_kept_scattered "$OUT/nics192p/results.csv" 192 16 1.1 "gpu-h200 P=192, a NIC per rank, power 16 B"
+verified nics192u "gpu-h200 P=192 (a NIC per rank), uniform 16 B: scattered, tuna_hier and auto verified" \
+    --platform gpu-h200 --ranks 192 --sizes 16 --workloads uniform --algos scattered,tuna_hier,auto \
+    --iters 1 --warmup 0
+auto_ran_scattered "$OUT/nics192u/results.csv" 192 16 tuna_hier 0.9 "gpu-h200 P=192, a NIC per rank, uniform 16 B"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and

@@ -1014,6 +1014,35 @@ static void test_passed_over(void)
            "a rule no call reaches (after one that takes every call) is not counted");
     if (rc == 0)
         skewshim_policy_free(&p);
+    /* Passed over for the call's blocks (unpaid): only a rule that reads
+     * agreed facts; one on the communicator alone stands for every call. */
+    rc = load("version: 1\n"
+              "rules:\n"
+              "  - {comm_size: [4, inf], max_block_bytes: [0, 64], use: tuna_hier}\n"
+              "  - {comm_size: [4, 5], use: tuna_hier}\n"
+              "  - {comm_size: [4, inf], use: scattered}\n",
+              &p, &e);
+    TAP_OK(rc == 0, "unpaid policy loads: %s", rc ? e.msg : "");
+    if (rc == 0) {
+        f.comm_size = 6;
+        f.unrunnable = 0;
+        f.unpaid = th;
+        r = skewshim_policy_choose(&p, &f, &a, &pp);
+        TAP_OK(r == 2 && a == SKEWSHIM_ALGO_SCATTERED,
+               "unpaid on these blocks: the fact rule passed over, scattered (got %d)", r);
+        f.comm_size = 4;
+        r = skewshim_policy_choose(&p, &f, &a, &pp);
+        TAP_OK(r == 1 && a == SKEWSHIM_ALGO_TUNA_HIER,
+               "unpaid: a rule on the size alone still runs it (got %d)", r);
+        f.unpaid = 0;
+        r = skewshim_policy_choose(&p, &f, &a, &pp);
+        TAP_OK(r == 0, "paid: the fact rule (got %d)", r);
+        f.unpaid = 1u << SKEWSHIM_ALGO_SABRE;
+        r = skewshim_policy_choose(&p, &f, &a, &pp);
+        TAP_OK(r == 0, "another algorithm's bit passes nothing over (got %d)", r);
+        f.unpaid = 0;
+        skewshim_policy_free(&p);
+    }
     /* The built-in policy at 80 ranks in nodes of 32, 32 and 16: the small
      * blocks go to tuna_hier, which runs on nodes of unequal size. */
     if (skewshim_policy_load_builtin(&p, &e)) {

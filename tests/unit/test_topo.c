@@ -21,6 +21,17 @@ int main(void)
            "10 ranks in blocks of 4: uneven last node");
     skewshim_topo_free(&t);
 
+    /* TuNA_l^g's phase 2 on the busiest rank: (N - 1) ceil(Q / qmin). */
+    skewshim_topo_blocks(&t, 256, 8);
+    TAP_OK(skewshim_topo_hier_phase2(&t) == 31, "256 ranks in nodes of 8: 31 messages in phase 2");
+    skewshim_topo_free(&t);
+    skewshim_topo_blocks(&t, 10, 4);
+    TAP_OK(skewshim_topo_hier_phase2(&t) == 4, "nodes of 4, 4, 2: 2 x ceil(4 / 2) = 4");
+    skewshim_topo_free(&t);
+    skewshim_topo_blocks(&t, 66, 32);
+    TAP_OK(skewshim_topo_hier_phase2(&t) == 32, "nodes of 32, 32, 2: 2 x 16 = 32");
+    skewshim_topo_free(&t);
+
     TAP_OK(skewshim_mtm(0, 0, 8) == 1.0, "empty exchange has MTM 1");
     TAP_OK(fabs(skewshim_mtm(40, 80, 8) - 4.0) < 1e-12, "MTM = P max / sum");
 
@@ -49,6 +60,19 @@ int main(void)
     }
     TAP_OK(rt[0].nonempty == 3 && rt[1].nonempty == 0 && rt[3].nonempty == 1 && ne == 4,
            "per-rank non-empty blocks: 3, 0, 1, and 4 in all");
+    /* Messages of the linear exchange, to or from others: rank 0 sends 3;
+     * rank 1 receives from 0 and 3; rank 2 receives 1; rank 3 sends 1,
+     * receives 1.  A block to itself is no message. */
+    TAP_OK(rt[0].msgs == 3 && rt[1].msgs == 2 && rt[2].msgs == 1 && rt[3].msgs == 1,
+           "per-rank messages: 3, 2, 1, 1 (got %llu %llu %llu %llu)",
+           (unsigned long long)rt[0].msgs, (unsigned long long)rt[1].msgs,
+           (unsigned long long)rt[2].msgs, (unsigned long long)rt[3].msgs);
+    m.b[2 * 4 + 2] = 7;
+    skewshim_rank_traffic self;
+    uint64_t col2[4] = {m.b[2], m.b[6], m.b[10], m.b[14]};
+    skewshim_rank_traffic_of(&t, 2, &m.b[2 * 4], col2, &self);
+    TAP_OK(self.nonempty == 1 && self.msgs == 1, "a block to itself counts as non-empty, not as a message");
+    m.b[2 * 4 + 2] = 0;
     /* send inter: s = {40, 0, 0, 20}, sum 60: 4*40/60 */
     TAP_OK(fabs(sk.send_mtm_inter - 4.0 * 40 / 60) < 1e-12, "send MTM over inter-node volumes");
     /* recv inter: r = {0, 20, 30, 10}: 4*30/60 = 2 */
