@@ -34,6 +34,7 @@ typedef struct skewshim_record {
     uint64_t total_bytes, max_block_bytes;
     double mean_block_bytes;
     double mean_nonempty_bytes;   /* total_bytes / blocks of one byte or more */
+    uint64_t max_msgs;            /* the busiest rank's non-empty blocks to or from others */
     double send_mtm_inter, recv_mtm_inter, send_mtm_all, recv_mtm_all;
     /* reduced over ranks at merge time: time and rounds by max, the rest by sum */
     double time;                  /* seconds */

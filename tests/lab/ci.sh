@@ -31,7 +31,8 @@
 #        runs scattered where tuna_hier takes > 1.2 x scattered; P = 192,
 #        power 16 B (68 non-empty blocks a row), auto runs scattered where
 #        tuna_hier takes > 1.1 x, and uniform 16 B, auto runs tuna_hier at
-#        <= 0.9 x scattered;
+#        <= 0.9 x scattered; the log of the power-law point says why
+#        (max_msgs, passed_over_calls);
 #   3. the lab's charge for the shim's own copies (src/labcharge.c) is
 #      there: bruck2 at P = 64, S = 16 KiB costs 150-350 us more with it
 #      than with --charge off, native the same;
@@ -222,6 +223,31 @@ verified nics192u "gpu-h200 P=192 (a NIC per rank), uniform 16 B: scattered, tun
     --platform gpu-h200 --ranks 192 --sizes 16 --workloads uniform --algos scattered,tuna_hier,auto \
     --iters 1 --warmup 0
 auto_ran_scattered "$OUT/nics192u/results.csv" 192 16 tuna_hier 0.9 "gpu-h200 P=192, a NIC per rank, uniform 16 B"
+# The shim explains it: auto alone at the power-law point, logged at level
+# matrix; every call record says scattered and the busiest rank's 85
+# messages (from the bench's matrix: 68 sends a row, 85 receives at most),
+# and the summary counts the calls whose tuna_hier rule was passed over.
+rm -f "$OUT/nics192.jsonl"
+run nics192log --platform gpu-h200 --ranks 192 --sizes 16 --workloads power --algos auto \
+    --iters 1 --warmup 0 --log-matrix "$OUT/nics192.jsonl"
+rc=$?
+/usr/bin/python3 - "$OUT/nics192.jsonl" <<'PYEOF'
+import json, sys
+try:
+    recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+except (OSError, ValueError) as e:
+    print("# %s" % e); sys.exit(1)
+calls = [r for r in recs if "call" in r and "matrix" not in r]
+summ = [r["summary"] for r in recs if "summary" in r]
+got = summ[-1].get("passed_over_calls", {}).get("tuna_hier", 0) if summ else 0
+print("# %d call records: %s; passed_over_calls tuna_hier %d" % (
+    len(calls), sorted(set((r["algo"], r.get("max_msgs")) for r in calls)), got))
+ok = calls and all(r["algo"] == "scattered" and r.get("max_msgs") == 85 for r in calls)
+sys.exit(0 if ok and got >= 1 else 1)
+PYEOF
+py=$?
+[ $rc -eq 0 ] && [ $py -eq 0 ]
+ok $? "gpu-h200 P=192, power 16 B: the log says scattered, 85 messages on the busiest rank, and counts the passed-over calls"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and
