@@ -800,12 +800,13 @@ static void route_call(skewshim_call *c, int forced, route *r)
 static void count_unpaid(const skewshim_call *c, const skewshim_policy *pol,
                          const skewshim_facts *f)
 {
+    if (c->rank != 0)
+        return;     /* the summary sums ranks */
     skewshim_facts all = *f;
     all.unpaid = 0;
     skewshim_algo_id id;
     const skewshim_params *pp;
-    int rule = skewshim_policy_choose(pol, &all, &id, &pp);
-    if (rule == c->rule || c->rank != 0)
+    if (skewshim_policy_choose(pol, &all, &id, &pp) == c->rule)
         return;
     pthread_mutex_lock(&skewshim_g.lock);
     skewshim_g.totals.passed_over_calls[id]++;
