@@ -111,6 +111,7 @@ ok $? "ranks_per_node 2: each half of an even/odd split spans 2 nodes"
 "$PY" "$top_srcdir/scripts/skewshim-report" "$TESTDIR/log.jsonl" > "$TESTDIR/report.txt" 2>&1
 ok $? "skewshim-report reads the log"
 grep -q sabre "$TESTDIR/report.txt"; ok $? "report names the algorithm"
+grep -q "busiest rank's messages (non-empty blocks to or from others): min [0-9]" "$TESTDIR/report.txt"; ok $? "report gives the busiest rank's messages (max_msgs)"
 if [ -x "$top_builddir/skewshim-bench" ]; then
     mpirun_n 4 "$top_builddir/skewshim-bench" --replay "$TESTDIR/log.jsonl:1" --algos native,scattered --iters 2 --warmup 1
     ok $? "skewshim-bench replays a logged matrix"
