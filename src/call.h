@@ -119,10 +119,10 @@ typedef struct skewshim_algo {
     skewshim_executor run_device;
     /* Whether it pays off on a communicator of these nodes with nics NICs
      * a node (topology.nics_per_node), as measured, where the linear
-     * exchange costs the busiest rank msgs messages (NULL: on any): where
-     * not, the policy passes over its rules too, but a forced or default
-     * choice runs it. */
-    int (*nodes_pay)(const skewshim_topo *t, int size, int nics, uint64_t msgs);
+     * exchange costs the busiest rank msgs messages of bytes bytes on
+     * average (NULL: on any): where not, the policy passes over its rules
+     * too, but a forced or default choice runs it. */
+    int (*nodes_pay)(const skewshim_topo *t, int size, int nics, uint64_t msgs, double bytes);
 } skewshim_algo;
 
 #define SKEWSHIM_BUFBIT(b) (1u << (b))
@@ -144,9 +144,11 @@ const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
  * off there (nodes_pay). */
 unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics);
 /* Those that do not pay off on a call whose blocks leave the linear
- * exchange msgs messages on its busiest rank (agreed, so rank-invariant):
- * the policy passes over its rules that match on agreed facts. */
-unsigned skewshim_algos_unpaid(const skewshim_topo *t, int size, int nics, uint64_t msgs);
+ * exchange msgs messages on its busiest rank, of nonempty_bytes bytes a
+ * non-empty block on average (agreed, so rank-invariant): the policy
+ * passes over its rules that match on agreed facts. */
+unsigned skewshim_algos_unpaid(const skewshim_topo *t, int size, int nics, uint64_t msgs,
+                               double nonempty_bytes);
 
 /* The pipeline: returns what PMPI_Alltoallv would have returned. */
 int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

@@ -52,6 +52,13 @@ typedef struct skewshim_rule {
      * every rank alike, so a rule can hold for jobs across nodes only
      * without an agreement per call. */
     skewshim_range nodes;
+    /* Whether every rank has a NIC of its own (topology.nics_per_node at
+     * least the largest node's ranks), [1, 1] or [0, 0] from a boolean: a
+     * fact of the communicator like nodes.  Where no NIC queues a node's
+     * messages, what tuna_hier saves is the cost of the messages it does
+     * not send, so its line on block sizes is not the one-NIC-a-node
+     * line (doc/policy.md). */
+    skewshim_range nic_per_rank;
     int buffers;                  /* SKEWSHIM_BUF_* */
     skewshim_algo_id use;         /* never AUTO */
     skewshim_params params;
@@ -92,6 +99,7 @@ typedef struct skewshim_facts {
     double repeats;               /* agreed calls in a row before with this matrix */
     int buffers;                  /* SKEWSHIM_BUF_HOST or _DEVICE */
     int nodes;                    /* nodes the communicator spans */
+    int nic_per_rank;             /* 1: every rank has a NIC of its own */
     /* Algorithms whose rules are passed over on this communicator's nodes
      * (bit per skewshim_algo_id; the algorithm table's checks of the nodes:
      * it cannot run there, or does not pay off there): a rule that chooses
@@ -133,27 +141,36 @@ void skewshim_policy_free(skewshim_policy *p);
  * (then *algo = policy->fallback and *params = &policy->params). */
 int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
                            skewshim_algo_id *algo, const skewshim_params **params);
-/* Whether every rule that can match a call on comm_size ranks spanning
- * nodes nodes leads to the same algorithm with the same parameters (the
- * default included when a call can get past them all), so that choosing
- * needs nothing agreed.  Rules for device buffers count only when
- * device_possible, rules choosing an algorithm in unrunnable never.
+/* What a communicator alone tells the rules, known to every rank alike
+ * before any call: its size, the nodes it spans, whether each rank has a
+ * NIC of its own, whether any buffer can live on a device (agreed), and
+ * the algorithms the table rules out there (unrunnable: a rule choosing
+ * one never matches). */
+typedef struct skewshim_comm_facts {
+    int comm_size;
+    int nodes;
+    int nic_per_rank;
+    int device_possible;
+    unsigned unrunnable;
+} skewshim_comm_facts;
+
+/* Whether every rule that can match a call on such a communicator leads
+ * to the same algorithm with the same parameters (the default included
+ * when a call can get past them all), so that choosing needs nothing
+ * agreed.  Rules for device buffers count only when device_possible.
  * Returns 1 with *rule the rule that decides (-1: the default), else 0.
  * Rank-invariant. */
-int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int nodes,
-                                 int device_possible, unsigned unrunnable, int *rule);
-/* The algorithms a call on comm_size ranks spanning nodes nodes can get
- * from the rules and the default (bit id set for each), with rules for
- * device buffers counted only when device_possible and rules choosing an
- * algorithm in unrunnable not at all.  Rank-invariant: lets the caller
+int skewshim_policy_fixed_choice(const skewshim_policy *p, const skewshim_comm_facts *cf,
+                                 int *rule);
+/* The algorithms a call on such a communicator can get from the rules and
+ * the default (bit id set for each).  Rank-invariant: lets the caller
  * see, before any exchange, whether every candidate but native needs the
  * whole size matrix (then the matrix exchange is the agreement). */
-unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int nodes,
-                                    int device_possible, unsigned unrunnable);
-/* The algorithms in unrunnable that rules a call on such a communicator
- * could reach choose (bit id set for each): the rules passed over there. */
-unsigned skewshim_policy_passed_over(const skewshim_policy *p, int comm_size, int nodes,
-                                     int device_possible, unsigned unrunnable);
+unsigned skewshim_policy_candidates(const skewshim_policy *p, const skewshim_comm_facts *cf);
+/* The algorithms in cf->unrunnable that rules a call on such a
+ * communicator could reach choose (bit id set for each): the rules passed
+ * over there. */
+unsigned skewshim_policy_passed_over(const skewshim_policy *p, const skewshim_comm_facts *cf);
 /* Whether a rule matches on facts of the call (block sizes, skew) that the
  * ranks must agree on, rather than on the communicator alone. */
 int skewshim_rule_uses_facts(const skewshim_rule *r);

@@ -32,6 +32,9 @@ static void print_rules(const skewshim_policy *p)
         char m[512] = "";
         range_text("comm_size", &r->comm_size, m, sizeof m);
         range_text("nodes", &r->nodes, m, sizeof m);
+        if (r->nic_per_rank.set)
+            snprintf(m + strlen(m), sizeof m - strlen(m), " nic_per_rank=%s",
+                     r->nic_per_rank.lo > 0 ? "true" : "false");
         range_text("max_block_bytes", &r->max_block_bytes, m, sizeof m);
         range_text("avg_block_bytes", &r->avg_block_bytes, m, sizeof m);
         range_text("avg_nonempty_bytes", &r->avg_nonempty_bytes, m, sizeof m);

@@ -82,37 +82,6 @@ static skewshim_reason nodes_fit_tuna_hier(const skewshim_topo *t, int size)
     return SKEWSHIM_REASON_NONE;
 }
 
-/* In phase 2 the busiest rank sends skewshim_topo_hier_phase2() messages
- * where the linear exchange sends msgs, P - 1 on dense blocks.  The lab
- * (doc/performance.md, "Nodes of unequal size") has tuna_hier behind
- * scattered wherever that is more than half of P - 1 (a rank alone on its
- * node beside nodes of 32: 1.03-1.73x scattered's time) and mostly ahead
- * from half down (2 ranks beside nodes of 32: 0.68-1.07x at P = 162,
- * 0.94-1.05x at P = 66, 16-64 B).
- * Where every rank has a NIC of its own (nics >= Q), no NIC queues a
- * node's messages, and what tuna_hier saves is the cost of each message it
- * does not send, msgs - phase 2 of them, against the agreement and its
- * intra-node rounds.  The lab's two-tier clusters (4 and 8 ranks a node,
- * "Small blocks with a NIC per rank") have it behind scattered up to 112
- * saved (1.02-1.69x; 0.91x once, dense 16 B blocks at P = 128), and from
- * 168 ahead on dense 16 B blocks (0.65-0.87x at 192 and 256 ranks) and
- * level at 256 B (0.84-1.03x); on power-law blocks, which leave the
- * linear exchange 68-122 messages at 192-256 ranks (37-99 saved), behind
- * (1.00-1.44x).  msgs is P - 1 for the communicator's check and the
- * agreed busiest rank's count for a call's. */
-#define SAVED_WITH_NIC_PER_RANK 128
-static int nodes_pay_tuna_hier(const skewshim_topo *t, int size, int nics, uint64_t msgs)
-{
-    int64_t phase2 = skewshim_topo_hier_phase2(t);
-    if (phase2 < 0)
-        return 0;
-    if (2 * phase2 > (int64_t)size - 1)
-        return 0;
-    if (nics >= t->max_per_node && (int64_t)msgs - phase2 < SAVED_WITH_NIC_PER_RANK)
-        return 0;
-    return 1;
-}
-
 /* This rank's plan is for its own node's size; the bound is the largest
  * any node's needs, so the memory cap is decided alike everywhere. */
 static uint64_t plan_tuna_hier(skewshim_call *c)
@@ -159,7 +128,7 @@ static const skewshim_algo table[SKEWSHIM_ALGO_COUNT] = {
                             NULL, plan_tuna, skewshim_exec_forward, NULL},
     [SKEWSHIM_ALGO_TUNA_HIER] = {SKEWSHIM_ALGO_TUNA_HIER, "TuNA_l^g: intra- then inter-node",
                                  HOST, 1, 0, nodes_fit_tuna_hier, plan_tuna_hier,
-                                 skewshim_exec_forward, NULL, nodes_pay_tuna_hier},
+                                 skewshim_exec_forward, NULL, skewshim_topo_hier_pays},
     [SKEWSHIM_ALGO_SABRE] = {SKEWSHIM_ALGO_SABRE, "SABRE: skew-balanced relay over NICs",
                              HOST | DEVICE, 0, 1, NULL, skewshim_global_plan,
                              skewshim_exec_sched, GLOBAL_DEVICE},
@@ -176,16 +145,17 @@ unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics)
     uint64_t dense = size > 0 ? (uint64_t)size - 1 : 0;
     for (int a = 0; a < SKEWSHIM_ALGO_COUNT; a++)
         if ((table[a].nodes_check && table[a].nodes_check(t, size) != SKEWSHIM_REASON_NONE) ||
-            (table[a].nodes_pay && !table[a].nodes_pay(t, size, nics, dense)))
+            (table[a].nodes_pay && !table[a].nodes_pay(t, size, nics, dense, 0.0)))
             mask |= 1u << a;
     return mask;
 }
 
-unsigned skewshim_algos_unpaid(const skewshim_topo *t, int size, int nics, uint64_t msgs)
+unsigned skewshim_algos_unpaid(const skewshim_topo *t, int size, int nics, uint64_t msgs,
+                               double nonempty_bytes)
 {
     unsigned mask = 0;
     for (int a = 0; a < SKEWSHIM_ALGO_COUNT; a++)
-        if (table[a].nodes_pay && !table[a].nodes_pay(t, size, nics, msgs))
+        if (table[a].nodes_pay && !table[a].nodes_pay(t, size, nics, msgs, nonempty_bytes))
             mask |= 1u << a;
     return mask;
 }

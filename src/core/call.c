@@ -837,6 +837,7 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
         skewshim_facts f = {
             .comm_size = c->size,
             .nodes = c->cs->topo.nnodes,
+            .nic_per_rank = c->cs->nic_per_rank,
             .unrunnable = c->cs->unrunnable,
             .max_block_bytes = (double)ag->max_block_bytes,
             .avg_block_bytes = (double)ag->sum_send / ((double)c->size * c->size),
@@ -852,7 +853,8 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
          * is the communicator's and the unpaid mask stays clear. */
         if (ag->valid)
             f.unpaid = skewshim_algos_unpaid(&c->cs->topo, c->size, c->cs->topo_nics,
-                                             ag->max_msgs) & ~f.unrunnable;
+                                             ag->max_msgs, f.avg_nonempty_bytes) &
+                       ~f.unrunnable;
         skewshim_algo_id id;
         c->rule = skewshim_policy_choose(pol, &f, &id, &chosen);
         c->algo = id;

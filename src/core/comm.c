@@ -127,8 +127,15 @@ static void fix_choice(skewshim_comm *cs)
     cs->fixed_native = 0;
     cs->topo_nics = skewshim_nics_per_node();
     cs->unrunnable = skewshim_algos_unrunnable(&cs->topo, cs->size, cs->topo_nics);
-    unsigned passed = skewshim_policy_passed_over(&skewshim_g.policy, cs->size, cs->topo.nnodes,
-                                                  cs->device_possible, cs->unrunnable);
+    cs->nic_per_rank = cs->topo_nics >= cs->topo.max_per_node;
+    const skewshim_comm_facts cf = {
+        .comm_size = cs->size,
+        .nodes = cs->topo.nnodes,
+        .nic_per_rank = cs->nic_per_rank,
+        .device_possible = cs->device_possible,
+        .unrunnable = cs->unrunnable,
+    };
+    unsigned passed = skewshim_policy_passed_over(&skewshim_g.policy, &cf);
     if (passed && !cs->passed_counted) {
         /* Once per communicator, by its rank 0: the summary sums ranks. */
         cs->passed_counted = 1;
@@ -138,14 +145,12 @@ static void fix_choice(skewshim_comm *cs)
                 skewshim_g.totals.passed_over[a] += (uint64_t)(cs->rank == 0);
         pthread_mutex_unlock(&skewshim_g.lock);
     }
-    unsigned cand = skewshim_policy_candidates(&skewshim_g.policy, cs->size, cs->topo.nnodes,
-                                               cs->device_possible, cs->unrunnable);
+    unsigned cand = skewshim_policy_candidates(&skewshim_g.policy, &cf);
     unsigned mat = 1u << SKEWSHIM_ALGO_SABRE | 1u << SKEWSHIM_ALGO_FAST;
     cs->matrix_first = (cand & mat) && !(cand & ~(mat | 1u << SKEWSHIM_ALGO_NATIVE));
     cs->matrix_possible = (cand & mat) != 0;
     int rule;
-    if (skewshim_policy_fixed_choice(&skewshim_g.policy, cs->size, cs->topo.nnodes,
-                                     cs->device_possible, cs->unrunnable, &rule) &&
+    if (skewshim_policy_fixed_choice(&skewshim_g.policy, &cf, &rule) &&
         fixed_is_safe(rule)) {
         cs->fixed_rule = rule;
         cs->fixed_native = (rule >= 0 ? skewshim_g.policy.rules[rule].use

@@ -200,6 +200,7 @@ static uint64_t settings_hash(void)
         h = hash_range(h, &r->recv_mtm);
         h = hash_range(h, &r->repeats);
         h = hash_range(h, &r->nodes);
+        h = hash_range(h, &r->nic_per_rank);
         h = fnv(h, &r->buffers, sizeof r->buffers);
         h = fnv(h, &r->use, sizeof r->use);
         h = hash_params(h, &r->params);

@@ -32,6 +32,7 @@ static int rule_matches(const skewshim_rule *r, const skewshim_facts *f)
         return 0;
     return in_range(&r->comm_size, (double)f->comm_size) &&
            in_range(&r->nodes, (double)f->nodes) &&
+           in_range(&r->nic_per_rank, (double)f->nic_per_rank) &&
            in_range(&r->max_block_bytes, f->max_block_bytes) &&
            in_range(&r->avg_block_bytes, f->avg_block_bytes) &&
            in_range(&r->avg_nonempty_bytes, f->avg_nonempty_bytes) &&
@@ -77,19 +78,20 @@ static int same_outcome(const skewshim_policy *p, int a, int b)
     return ua == ub && skewshim_params_equal(pa, pb);
 }
 
-/* Whether a rule could match a call on a communicator of this size and
- * span, if its algorithm can run there. */
-static int can_reach(const skewshim_rule *r, int comm_size, int nodes, int device_possible)
+/* Whether a rule could match a call on this communicator, if its
+ * algorithm can run there. */
+static int can_reach(const skewshim_rule *r, const skewshim_comm_facts *cf)
 {
-    return in_range(&r->comm_size, (double)comm_size) && in_range(&r->nodes, (double)nodes) &&
-           (r->buffers != SKEWSHIM_BUF_DEVICE || device_possible);
+    return in_range(&r->comm_size, (double)cf->comm_size) &&
+           in_range(&r->nodes, (double)cf->nodes) &&
+           in_range(&r->nic_per_rank, (double)cf->nic_per_rank) &&
+           (r->buffers != SKEWSHIM_BUF_DEVICE || cf->device_possible);
 }
 
 /* Whether it can match any call there. */
-static int can_match(const skewshim_rule *r, int comm_size, int nodes, int device_possible,
-                     unsigned unrunnable)
+static int can_match(const skewshim_rule *r, const skewshim_comm_facts *cf)
 {
-    return can_reach(r, comm_size, nodes, device_possible) && runnable(r, unrunnable);
+    return can_reach(r, cf) && runnable(r, cf->unrunnable);
 }
 
 /* Whether it matches whatever the call looks like: nothing after it counts. */
@@ -99,19 +101,19 @@ static int matches_every_call(const skewshim_rule *r, int device_possible)
                             (r->buffers == SKEWSHIM_BUF_HOST && !device_possible));
 }
 
-int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int nodes,
-                                 int device_possible, unsigned unrunnable, int *rule)
+int skewshim_policy_fixed_choice(const skewshim_policy *p, const skewshim_comm_facts *cf,
+                                 int *rule)
 {
     int first = -2;
     for (int i = 0; i < p->nrules; i++) {
         const skewshim_rule *r = &p->rules[i];
-        if (!can_match(r, comm_size, nodes, device_possible, unrunnable))
+        if (!can_match(r, cf))
             continue;
         if (first == -2)
             first = i;
         else if (!same_outcome(p, first, i))
             return 0;
-        if (matches_every_call(r, device_possible)) {
+        if (matches_every_call(r, cf->device_possible)) {
             *rule = first;
             return 1;
         }
@@ -122,32 +124,30 @@ int skewshim_policy_fixed_choice(const skewshim_policy *p, int comm_size, int no
     return 1;
 }
 
-unsigned skewshim_policy_candidates(const skewshim_policy *p, int comm_size, int nodes,
-                                    int device_possible, unsigned unrunnable)
+unsigned skewshim_policy_candidates(const skewshim_policy *p, const skewshim_comm_facts *cf)
 {
     unsigned mask = 0;
     for (int i = 0; i < p->nrules; i++) {
         const skewshim_rule *r = &p->rules[i];
-        if (!can_match(r, comm_size, nodes, device_possible, unrunnable))
+        if (!can_match(r, cf))
             continue;
         mask |= 1u << r->use;
-        if (matches_every_call(r, device_possible))
+        if (matches_every_call(r, cf->device_possible))
             return mask;
     }
     return mask | 1u << p->fallback;
 }
 
-unsigned skewshim_policy_passed_over(const skewshim_policy *p, int comm_size, int nodes,
-                                     int device_possible, unsigned unrunnable)
+unsigned skewshim_policy_passed_over(const skewshim_policy *p, const skewshim_comm_facts *cf)
 {
     unsigned mask = 0;
     for (int i = 0; i < p->nrules; i++) {
         const skewshim_rule *r = &p->rules[i];
-        if (!can_reach(r, comm_size, nodes, device_possible))
+        if (!can_reach(r, cf))
             continue;
-        if (!runnable(r, unrunnable))
+        if (!runnable(r, cf->unrunnable))
             mask |= 1u << r->use;
-        else if (matches_every_call(r, device_possible))
+        else if (matches_every_call(r, cf->device_possible))
             break;
     }
     return mask;

@@ -68,13 +68,24 @@ static int parse_empty(ctx *c, yaml_node_t *n, const char *path)
 
 /* ---- rules --------------------------------------------------------------- */
 
+/* A boolean matcher: the range [b, b] over a fact that is 0 or 1. */
+static int parse_flag(ctx *c, yaml_node_t *v, const char *path, skewshim_range *out)
+{
+    int b;
+    if (skewshim_pol_need_bool(c, v, path, &b))
+        return -1;
+    out->set = 1;
+    out->lo = out->hi = b;
+    return 0;
+}
+
 static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *rule)
 {
     static const char *const keys[] = {
         "comm_size", "max_block_bytes", "avg_block_bytes", "mtm", "send_mtm", "recv_mtm",
         "repeats", "buffers", "use",
         "scattered", "tuna", "tuna_hier", "sabre", "fast", "max_temp_bytes", "nodes",
-        "avg_nonempty_bytes", NULL};
+        "avg_nonempty_bytes", "nic_per_rank", NULL};
     static const char *const bufs[] = {"any", "host", "device"};
     yaml_node_t *k, *v;
     int idx, rc, r = 0, have_use = 0;
@@ -102,6 +113,7 @@ static int parse_rule(ctx *c, yaml_node_t *n, const char *path, skewshim_rule *r
         case 14: r = parse_top_param(c, v, sub, "max_temp_bytes", p, b); break;
         case 15: r = skewshim_pol_parse_range(c, v, sub, R_COUNT, &rule->nodes); break;
         case 16: r = skewshim_pol_parse_range(c, v, sub, R_SIZE, &rule->avg_nonempty_bytes); break;
+        case 17: r = parse_flag(c, v, sub, &rule->nic_per_rank); break;
         }
         if (r)
             return -1;

@@ -89,6 +89,54 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
     return (int64_t)(t->nnodes - 1) * ((t->max_per_node + qmin - 1) / qmin);
 }
 
+/* In phase 2 the busiest rank sends skewshim_topo_hier_phase2() messages
+ * where the linear exchange sends msgs, P - 1 on dense blocks.  The lab
+ * (doc/performance.md, "Nodes of unequal size") has tuna_hier behind
+ * scattered wherever that is more than half of P - 1 (a rank alone on its
+ * node beside nodes of 32: 1.03-1.73x scattered's time) and mostly ahead
+ * from half down (2 ranks beside nodes of 32: 0.68-1.07x at P = 162,
+ * 0.94-1.05x at P = 66, 16-64 B).
+ * Where every rank has a NIC of its own (nics >= Q), no NIC queues a
+ * node's messages, and what tuna_hier saves is the cost of each message it
+ * does not send, msgs - phase 2 of them, against the agreement and its
+ * intra-node rounds, and of its copies and intra-node traffic, which
+ * grow with the bytes.  The lab's two-tier clusters (4 and 8 ranks a
+ * node, "Small blocks with a NIC per rank") have it behind scattered up
+ * to 112 saved (1.02-1.69x; 0.91x once, dense 16 B blocks at P = 128),
+ * and from 168 ahead on dense 16 B blocks (0.65-0.87x at 192 and 256
+ * ranks); on power-law blocks, which leave the linear exchange 68-122
+ * messages at 192-256 ranks (37-99 saved), behind (1.00-1.44x).  On
+ * larger blocks the line moves with the bytes: on dense blocks of 64-513
+ * B a non-empty one, at 192-448 saved, tuna_hier is ahead (0.68-0.94x)
+ * wherever the saved messages reach 1.74-3.5 times the mean non-empty
+ * block's bytes, behind (1.01-1.51x) wherever they stay at 1.5 times or
+ * less ("Blocks of 129 B to 1 KiB with a NIC per rank").  The line is
+ * drawn between, at 1.6; below 80 B the 128 messages decide.  It is
+ * fitted at 256-512 ranks and is not one of messages a byte alone: at
+ * 1024 ranks on nodes of 8, 1 KiB blocks (1.75 a byte) take tuna_hier
+ * 1.09x, so the built-in rule that leans on it stops at 512 B.  msgs is
+ * P - 1 and bytes 0 for the communicator's check (whether any call could
+ * pay), the agreed busiest rank's count and the agreed mean for a
+ * call's. */
+#define SAVED_WITH_NIC_PER_RANK 128
+#define SAVED_PER_BYTE_WITH_NIC_PER_RANK 1.6
+int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t msgs,
+                            double bytes)
+{
+    int64_t phase2 = skewshim_topo_hier_phase2(t);
+    if (phase2 < 0)
+        return 0;
+    if (2 * phase2 > (int64_t)size - 1)
+        return 0;
+    if (nics >= t->max_per_node) {
+        int64_t saved = (int64_t)msgs - phase2;
+        if (saved < SAVED_WITH_NIC_PER_RANK ||
+            (double)saved < SAVED_PER_BYTE_WITH_NIC_PER_RANK * bytes)
+            return 0;
+    }
+    return 1;
+}
+
 int skewshim_matrix_alloc(skewshim_matrix *m, int nranks)
 {
     m->nranks = nranks;

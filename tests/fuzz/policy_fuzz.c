@@ -26,6 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
          .send_mtm = 1.0, .recv_mtm = 1.0, .buffers = SKEWSHIM_BUF_HOST, .nodes = 1},
         {.comm_size = 64, .max_block_bytes = 1 << 20, .avg_block_bytes = 1 << 18, .mtm = 3.0,
          .send_mtm = 1.0, .recv_mtm = 3.0, .buffers = SKEWSHIM_BUF_HOST, .nodes = 8,
+         .nic_per_rank = 1,
          .unrunnable = 1u << SKEWSHIM_ALGO_TUNA_HIER},
         {.comm_size = 8, .max_block_bytes = 64 << 20, .avg_block_bytes = 8 << 20, .mtm = 2.5,
          .send_mtm = 2.5, .recv_mtm = 1.0, .buffers = SKEWSHIM_BUF_DEVICE, .nodes = 2},
@@ -37,8 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r < -1 || r >= p.nrules || a < 0 || a >= SKEWSHIM_ALGO_AUTO || !pp)
             __builtin_trap();
         int rule;
-        (void)skewshim_policy_fixed_choice(&p, facts[i].comm_size, facts[i].nodes, 1,
-                                           facts[i].unrunnable, &rule);
+        skewshim_comm_facts cf = {facts[i].comm_size, facts[i].nodes, facts[i].nic_per_rank, 1,
+                                  facts[i].unrunnable};
+        (void)skewshim_policy_fixed_choice(&p, &cf, &rule);
     }
     char buf[1024];
     skewshim_error_format(&e, buf, sizeof buf);

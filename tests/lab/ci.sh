@@ -248,6 +248,23 @@ PYEOF
 py=$?
 [ $rc -eq 0 ] && [ $py -eq 0 ]
 ok $? "gpu-h200 P=192, power 16 B: the log says scattered, 85 messages on the busiest rank, and counts the passed-over calls"
+# Larger blocks with a NIC per rank: the built-in rule for a NIC per rank
+# (to 512 B) runs tuna_hier where the call's line says the messages it
+# saves pay for its copies (at least 1.6 a byte of the mean non-empty
+# block).  At P = 256 on nodes of 8 it saves 224: dense blocks of up to 256
+# B (128.5 B a non-empty block, 1.74 a byte) take tuna_hier 0.838x
+# scattered and auto must run it (it ran scattered before the rule).  On
+# nodes of 4 it saves 192: blocks of up to 512 B (256.7 B, 0.75 a byte)
+# take it 1.183x and auto must keep scattered (the rule alone, without the
+# bytes in the line, would run it).
+verified nics256 "gpu-h200 P=256 (a NIC per rank), uniform 256 B: scattered, tuna_hier and auto verified" \
+    --platform gpu-h200 --ranks 256 --sizes 256 --workloads uniform --algos scattered,tuna_hier,auto \
+    --iters 1 --warmup 0
+auto_ran_scattered "$OUT/nics256/results.csv" 256 256 tuna_hier 0.9 "gpu-h200 P=256, a NIC per rank, uniform 256 B"
+verified nics256q4 "gpu-perlmutter P=256 (a NIC per rank), uniform 512 B: scattered, tuna_hier and auto verified" \
+    --platform gpu-perlmutter --ranks 256 --sizes 512 --workloads uniform --algos scattered,tuna_hier,auto \
+    --iters 1 --warmup 0
+auto_kept_scattered "$OUT/nics256q4/results.csv" 256 512 1.1 "gpu-perlmutter P=256, a NIC per rank, uniform 512 B"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and

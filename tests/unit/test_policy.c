@@ -11,6 +11,11 @@
 #include "policy/params.h"
 #include "../tap.h"   /* relative: the build adds no -Itests */
 
+/* A communicator's facts for the rank-invariant checks (no NIC per rank). */
+#define CF(P, n, dev, un)                                                                  \
+    (&(skewshim_comm_facts){.comm_size = (P), .nodes = (n), .device_possible = (dev),     \
+                            .unrunnable = (un)})
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -103,8 +108,8 @@ static void test_builtin(void)
     TAP_OK(!strcmp(p.source, "<built-in default>"), "built-in source name");
     TAP_OK(settings_are_default(&p),
            "conf/default.yaml states exactly the compiled-in defaults");
-    TAP_OK(p.nrules == 13, "built-in has 13 rules (got %d)", p.nrules);
-    if (p.nrules == 13) {
+    TAP_OK(p.nrules == 14, "built-in has 14 rules (got %d)", p.nrules);
+    if (p.nrules == 14) {
         const skewshim_rule *r = p.rules;
         TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA_HIER && r[0].buffers == SKEWSHIM_BUF_HOST &&
                    r[0].comm_size.lo == 128 && r[0].comm_size.hi < 0 &&
@@ -124,52 +129,59 @@ static void test_builtin(void)
         TAP_OK(small_rule(&r[4], 64, 127, 0, 1024, 36) && !r[4].avg_block_bytes.set,
                "rule 4: host, 64-127 ranks, blocks to 1 KiB, <= 36 B per non-empty block "
                "-> tuna_hier");
-        TAP_OK(r[5].use == SKEWSHIM_ALGO_SCATTERED && r[5].buffers == SKEWSHIM_BUF_HOST &&
-                   r[5].comm_size.lo == 64 && r[5].comm_size.hi < 0 &&
-                   r[5].max_block_bytes.lo == 0 && r[5].max_block_bytes.hi == 1024 &&
-                   !r[5].avg_block_bytes.set,
-               "rule 5: host, >= 64 ranks, blocks to 1 KiB -> scattered");
-        TAP_OK(r[6].use == SKEWSHIM_ALGO_FAST && r[6].buffers == SKEWSHIM_BUF_HOST &&
-                   r[6].comm_size.lo == 64 && r[6].comm_size.hi == 256 && !r[6].mtm.set &&
-                   r[6].send_mtm.lo == 0 && r[6].send_mtm.hi == 2 &&
-                   r[6].recv_mtm.lo == 2.2 && r[6].recv_mtm.hi < 0 &&
-                   r[6].avg_block_bytes.lo == 24 << 10 && !r[6].max_block_bytes.set,
-               "rule 6: host, 64-256 ranks, send mtm <= 2, recv mtm >= 2.2, avg block >= 24 KiB "
-               "-> fast");
+        TAP_OK(r[5].use == SKEWSHIM_ALGO_TUNA_HIER && r[5].buffers == SKEWSHIM_BUF_HOST &&
+                   r[5].comm_size.lo == 128 && r[5].comm_size.hi < 0 &&
+                   r[5].max_block_bytes.lo == 0 && r[5].max_block_bytes.hi == 512 &&
+                   r[5].nic_per_rank.set && r[5].nic_per_rank.lo == 1 &&
+                   r[5].nic_per_rank.hi == 1 && !r[5].avg_nonempty_bytes.set &&
+                   !r[5].avg_block_bytes.set && !r[5].nodes.set,
+               "rule 5: host, >= 128 ranks, blocks to 512 B, a NIC per rank -> tuna_hier");
+        TAP_OK(r[6].use == SKEWSHIM_ALGO_SCATTERED && r[6].buffers == SKEWSHIM_BUF_HOST &&
+                   r[6].comm_size.lo == 64 && r[6].comm_size.hi < 0 &&
+                   r[6].max_block_bytes.lo == 0 && r[6].max_block_bytes.hi == 1024 &&
+                   !r[6].avg_block_bytes.set,
+               "rule 6: host, >= 64 ranks, blocks to 1 KiB -> scattered");
         TAP_OK(r[7].use == SKEWSHIM_ALGO_FAST && r[7].buffers == SKEWSHIM_BUF_HOST &&
-                   r[7].comm_size.lo == 64 && r[7].comm_size.hi < 0 &&
-                   r[7].max_block_bytes.lo == 128 << 10 && r[7].max_block_bytes.hi < 0 &&
-                   r[7].send_mtm.hi == 2 && r[7].recv_mtm.lo == 2.2 &&
-                   r[7].repeats.lo == 32 && r[7].repeats.hi < 0,
-               "rule 7: host, >= 64 ranks, blocks >= 128 KiB, balanced senders, hot "
-               "receivers, the matrix 32 calls in a row -> fast");
-        TAP_OK(r[8].use == SKEWSHIM_ALGO_FAST && r[8].buffers == SKEWSHIM_BUF_HOST &&
-                   r[8].comm_size.lo == 64 && r[8].comm_size.hi == 256 && !r[8].mtm.set &&
-                   r[8].send_mtm.lo == 2.2 && r[8].send_mtm.hi < 0 &&
-                   r[8].recv_mtm.lo == 2.2 && r[8].recv_mtm.hi < 0 &&
-                   r[8].avg_block_bytes.lo == 32 << 10 && r[8].avg_block_bytes.hi < 0 &&
-                   !r[8].max_block_bytes.set && !r[8].repeats.set,
-               "rule 8: host, 64-256 ranks, send and recv mtm >= 2.2, avg block >= 32 KiB "
+                   r[7].comm_size.lo == 64 && r[7].comm_size.hi == 256 && !r[7].mtm.set &&
+                   r[7].send_mtm.lo == 0 && r[7].send_mtm.hi == 2 &&
+                   r[7].recv_mtm.lo == 2.2 && r[7].recv_mtm.hi < 0 &&
+                   r[7].avg_block_bytes.lo == 24 << 10 && !r[7].max_block_bytes.set,
+               "rule 7: host, 64-256 ranks, send mtm <= 2, recv mtm >= 2.2, avg block >= 24 KiB "
                "-> fast");
+        TAP_OK(r[8].use == SKEWSHIM_ALGO_FAST && r[8].buffers == SKEWSHIM_BUF_HOST &&
+                   r[8].comm_size.lo == 64 && r[8].comm_size.hi < 0 &&
+                   r[8].max_block_bytes.lo == 128 << 10 && r[8].max_block_bytes.hi < 0 &&
+                   r[8].send_mtm.hi == 2 && r[8].recv_mtm.lo == 2.2 &&
+                   r[8].repeats.lo == 32 && r[8].repeats.hi < 0,
+               "rule 8: host, >= 64 ranks, blocks >= 128 KiB, balanced senders, hot "
+               "receivers, the matrix 32 calls in a row -> fast");
         TAP_OK(r[9].use == SKEWSHIM_ALGO_FAST && r[9].buffers == SKEWSHIM_BUF_HOST &&
-                   r[9].comm_size.lo == 64 && r[9].comm_size.hi == 256 &&
-                   r[9].max_block_bytes.lo == 4 << 20 && r[9].max_block_bytes.hi < 0 &&
-                   r[9].send_mtm.lo == 2.2 && r[9].recv_mtm.lo == 2.2 &&
-                   r[9].repeats.lo == 32 && r[9].repeats.hi < 0 && !r[9].avg_block_bytes.set,
-               "rule 9: host, 64-256 ranks, blocks >= 4 MiB, skewed on both sides, the matrix "
+                   r[9].comm_size.lo == 64 && r[9].comm_size.hi == 256 && !r[9].mtm.set &&
+                   r[9].send_mtm.lo == 2.2 && r[9].send_mtm.hi < 0 &&
+                   r[9].recv_mtm.lo == 2.2 && r[9].recv_mtm.hi < 0 &&
+                   r[9].avg_block_bytes.lo == 32 << 10 && r[9].avg_block_bytes.hi < 0 &&
+                   !r[9].max_block_bytes.set && !r[9].repeats.set,
+               "rule 9: host, 64-256 ranks, send and recv mtm >= 2.2, avg block >= 32 KiB "
+               "-> fast");
+        TAP_OK(r[10].use == SKEWSHIM_ALGO_FAST && r[10].buffers == SKEWSHIM_BUF_HOST &&
+                   r[10].comm_size.lo == 64 && r[10].comm_size.hi == 256 &&
+                   r[10].max_block_bytes.lo == 4 << 20 && r[10].max_block_bytes.hi < 0 &&
+                   r[10].send_mtm.lo == 2.2 && r[10].recv_mtm.lo == 2.2 &&
+                   r[10].repeats.lo == 32 && r[10].repeats.hi < 0 && !r[10].avg_block_bytes.set,
+               "rule 10: host, 64-256 ranks, blocks >= 4 MiB, skewed on both sides, the matrix "
                "32 calls in a row -> fast");
-        TAP_OK(r[10].use == SKEWSHIM_ALGO_SCATTERED && r[10].buffers == SKEWSHIM_BUF_HOST &&
-                   r[10].comm_size.lo == 64 && r[10].comm_size.hi < 0 && !r[10].mtm.set &&
-                   r[10].max_block_bytes.lo == 128 << 10 && r[10].max_block_bytes.hi < 0 &&
-                   !r[10].repeats.set,
-               "rule 10: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
-        TAP_OK(r[11].use == SKEWSHIM_ALGO_SABRE && r[11].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[11].comm_size.lo == 2 && r[11].avg_block_bytes.lo == 4 << 20 &&
-                   !r[11].mtm.set,
-               "rule 11: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[11].use == SKEWSHIM_ALGO_SCATTERED && r[11].buffers == SKEWSHIM_BUF_HOST &&
+                   r[11].comm_size.lo == 64 && r[11].comm_size.hi < 0 && !r[11].mtm.set &&
+                   r[11].max_block_bytes.lo == 128 << 10 && r[11].max_block_bytes.hi < 0 &&
+                   !r[11].repeats.set,
+               "rule 11: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
         TAP_OK(r[12].use == SKEWSHIM_ALGO_SABRE && r[12].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[12].mtm.lo == 2.2 && r[12].avg_block_bytes.lo == 1 << 20,
-               "rule 12: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
+                   r[12].comm_size.lo == 2 && r[12].avg_block_bytes.lo == 4 << 20 &&
+                   !r[12].mtm.set,
+               "rule 12: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[13].use == SKEWSHIM_ALGO_SABRE && r[13].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[13].mtm.lo == 2.2 && r[13].avg_block_bytes.lo == 1 << 20,
+               "rule 13: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
         int same = 1;
         for (int i = 0; i < p.nrules; i++)
             same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
@@ -352,6 +364,89 @@ static void test_nodes_matcher(void)
     skewshim_policy_free(&p);
 }
 
+/* A NIC per rank: a fact of the communicator, so a rule on it and the
+ * size alone is settled without an agreement, a rule for the other case
+ * never reaches the communicator, and the built-in policy's rule for it
+ * takes the blocks the one-NIC-a-node rules leave to scattered unless the
+ * call's line passes it over (unpaid). */
+static void test_nic_per_rank_matcher(void)
+{
+    skewshim_policy p;
+    skewshim_error e;
+    if (load("rules:\n  - {nic_per_rank: true, comm_size: [4, inf], use: tuna_hier}\n"
+             "  - {nic_per_rank: no, use: scattered}\n", &p, &e)) {
+        TAP_OK(0, "nic_per_rank policy loads: %d:%d %s: %s", e.line, e.column, e.key, e.msg);
+        return;
+    }
+    TAP_OK(p.nrules == 2 && p.rules[0].nic_per_rank.set && p.rules[0].nic_per_rank.lo == 1 &&
+               p.rules[0].nic_per_rank.hi == 1 && p.rules[1].nic_per_rank.set &&
+               p.rules[1].nic_per_rank.lo == 0 && p.rules[1].nic_per_rank.hi == 0,
+           "nic_per_rank parses true and no");
+    skewshim_facts f = {.comm_size = 8, .nodes = 2, .buffers = SKEWSHIM_BUF_HOST};
+    skewshim_algo_id a;
+    const skewshim_params *pp;
+    f.nic_per_rank = 1;
+    int r1 = skewshim_policy_choose(&p, &f, &a, &pp);
+    f.nic_per_rank = 0;
+    int r0 = skewshim_policy_choose(&p, &f, &a, &pp);
+    TAP_OK(r1 == 0 && r0 == 1, "a NIC per rank: rule 0; one a node: rule 1 (got %d, %d)", r1,
+           r0);
+    skewshim_comm_facts cf = {.comm_size = 8, .nodes = 2, .nic_per_rank = 1};
+    int rule = -9;
+    TAP_OK(skewshim_policy_fixed_choice(&p, &cf, &rule) == 1 && rule == 0,
+           "a NIC per rank: fixed to rule 0, no agreement (got %d)", rule);
+    cf.nic_per_rank = 0;
+    TAP_OK(skewshim_policy_fixed_choice(&p, &cf, &rule) == 1 && rule == 1 &&
+               skewshim_policy_candidates(&p, &cf) == 1u << SKEWSHIM_ALGO_SCATTERED,
+           "one NIC a node: rule 0 cannot reach the communicator (rule %d)", rule);
+    cf.nic_per_rank = 1;
+    cf.unrunnable = 1u << SKEWSHIM_ALGO_TUNA_HIER;
+    TAP_OK(skewshim_policy_passed_over(&p, &cf) == cf.unrunnable,
+           "a NIC per rank where tuna_hier cannot run: its rule counted as passed over");
+    cf.nic_per_rank = 0;
+    TAP_OK(skewshim_policy_passed_over(&p, &cf) == 0,
+           "one NIC a node: the rule for a NIC per rank is not counted");
+    skewshim_policy_free(&p);
+
+    /* The built-in policy, a NIC per rank, dense blocks at the lab's points
+     * (gpu-h200, P = 256: uniform 256 B, 128.5 B a non-empty block, where
+     * tuna_hier takes 0.838x scattered; gpu-perlmutter, the same blocks,
+     * 1.025x: the call's line passes it over there). */
+    if (skewshim_policy_load_builtin(&p, &e)) {
+        TAP_OK(0, "built-in loads: %s", e.msg);
+        return;
+    }
+    skewshim_facts g = {.comm_size = 256, .nodes = 32, .max_block_bytes = 256,
+                        .avg_block_bytes = 128.0, .avg_nonempty_bytes = 128.5, .mtm = 1.1,
+                        .send_mtm = 1.1, .recv_mtm = 1.1, .buffers = SKEWSHIM_BUF_HOST};
+    g.nic_per_rank = 1;
+    int r = skewshim_policy_choose(&p, &g, &a, &pp);
+    TAP_OK(r == 5 && a == SKEWSHIM_ALGO_TUNA_HIER,
+           "built-in, a NIC per rank, P=256, 128.5 B a non-empty block: rule 5, tuna_hier "
+           "(got %d)", r);
+    g.unpaid = 1u << SKEWSHIM_ALGO_TUNA_HIER;
+    r = skewshim_policy_choose(&p, &g, &a, &pp);
+    TAP_OK(r == 6 && a == SKEWSHIM_ALGO_SCATTERED,
+           "built-in, the same blocks the line passes over: rule 6, scattered (got %d)", r);
+    g.unpaid = 0;
+    g.nic_per_rank = 0;
+    r = skewshim_policy_choose(&p, &g, &a, &pp);
+    TAP_OK(r == 6 && a == SKEWSHIM_ALGO_SCATTERED,
+           "built-in, one NIC a node, the same blocks: rule 6, scattered (got %d)", r);
+    g.nic_per_rank = 1;
+    g.comm_size = 1024;
+    g.max_block_bytes = 1024;
+    g.avg_nonempty_bytes = 513.1;
+    r = skewshim_policy_choose(&p, &g, &a, &pp);
+    TAP_OK(r == 6 && a == SKEWSHIM_ALGO_SCATTERED,
+           "built-in, a NIC per rank, P=1024, uniform 1 KiB (tuna_hier 1.086x): beyond the "
+           "rule's 512 B, scattered (got %d)", r);
+    skewshim_comm_facts bc = {.comm_size = 256, .nodes = 32, .nic_per_rank = 1};
+    TAP_OK(skewshim_policy_fixed_choice(&p, &bc, &rule) == 0,
+           "built-in, a NIC per rank at 256 ranks: the choice needs the agreement");
+    skewshim_policy_free(&p);
+}
+
 /* Bytes per non-empty block: two exchanges of one average block, one
  * dense and one with most blocks empty, go to different rules; 0 (no
  * block carries a byte) sits at the low end of any range from 0. */
@@ -527,8 +622,8 @@ static void test_fixed_choice(void)
         skewshim_error e;
         int rule = -9, rc = load(cases[i].yaml, &p, &e);
         int nodes = cases[i].nodes;
-        int fixed = rc == 0 ? skewshim_policy_fixed_choice(&p, cases[i].P, nodes,
-                                                           cases[i].device, 0, &rule)
+        int fixed = rc == 0 ? skewshim_policy_fixed_choice(
+                                  &p, CF(cases[i].P, nodes, cases[i].device, 0), &rule)
                             : -1;
         TAP_OK(fixed == cases[i].fixed && (!fixed || rule == cases[i].rule),
                "case %zu (P=%d, %d nodes, device %d): fixed %d rule %d", i, cases[i].P, nodes,
@@ -541,19 +636,19 @@ static void test_fixed_choice(void)
     skewshim_error e;
     int rule = -9;
     TAP_OK(skewshim_policy_load_builtin(&p, &e) == 0 &&
-               skewshim_policy_fixed_choice(&p, 2, 1, 0, 0, &rule) == 1 && rule == -1 &&
-               skewshim_policy_fixed_choice(&p, 63, 4, 0, 0, &rule) == 1 && rule == -1 &&
+               skewshim_policy_fixed_choice(&p, CF(2, 1, 0, 0), &rule) == 1 && rule == -1 &&
+               skewshim_policy_fixed_choice(&p, CF(63, 4, 0, 0), &rule) == 1 && rule == -1 &&
                p.fallback == SKEWSHIM_ALGO_NATIVE,
            "built-in: native without agreement up to 63 ranks, no device");
-    TAP_OK(skewshim_policy_fixed_choice(&p, 64, 2, 0, 0, &rule) == 0 &&
-               skewshim_policy_fixed_choice(&p, 2, 1, 1, 0, &rule) == 0,
+    TAP_OK(skewshim_policy_fixed_choice(&p, CF(64, 2, 0, 0), &rule) == 0 &&
+               skewshim_policy_fixed_choice(&p, CF(2, 1, 1, 0), &rule) == 0,
            "built-in: agreement at 64 ranks, and where device buffers can come");
     skewshim_policy_free(&p);
 }
 
 /* The built-in policy at the lab's measured points (facts as the lab's
  * --mtm columns give them; doc/perf/lab/large-charge-zipf09-big and the
- * MoE runs), plus one point just outside rule 6's range: each must get
+ * MoE runs), plus one point just outside rule 7's range: each must get
  * the item that won there, so that a rule edit which moves a point is
  * caught here and not in a 40-minute simulation. */
 static void test_builtin_lab_points(void)
@@ -570,17 +665,17 @@ static void test_builtin_lab_points(void)
         {"equal 36 B, P = 64 (tuna_hier 0.982x)", 64, 2, 36, 36.0, 36.0, 1.0, 1.0, 4,
          SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 48 B, P = 64 (tuna_hier 1.036x; the rule on the largest block ran it)", 64, 2,
-         48, 48.0, 48.0, 1.0, 1.0, 5, SKEWSHIM_ALGO_SCATTERED},
-        {"equal 64 B, P = 64 (tuna_hier 1.122x)", 64, 2, 64, 64.0, 64.0, 1.0, 1.0, 5,
+         48, 48.0, 48.0, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
+        {"equal 64 B, P = 64 (tuna_hier 1.122x)", 64, 2, 64, 64.0, 64.0, 1.0, 1.0, 6,
          SKEWSHIM_ALGO_SCATTERED},
         {"power 96 B, P = 64, largest block above 64 B, 28.9 B a non-empty block (tuna_hier "
          "0.956x)", 64, 2, 1024, 28.91, 28.91, 1.0, 1.0, 4, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 128 B, P = 64, 38.5 B a non-empty block (tuna_hier 1.001x)", 64, 2, 1024, 38.47,
-         38.47, 1.0, 1.0, 5, SKEWSHIM_ALGO_SCATTERED},
+         38.47, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
         {"uniform 64 B, P = 96, 32.2 B a non-empty block (tuna_hier 0.870x)", 96, 3, 64, 31.68,
          32.20, 1.0, 1.0, 4, SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 96 B, P = 96, 48.5 B a non-empty block (tuna_hier 0.983x, left to "
-         "scattered)", 96, 3, 96, 47.95, 48.47, 1.0, 1.0, 5, SKEWSHIM_ALGO_SCATTERED},
+         "scattered)", 96, 3, 96, 47.95, 48.47, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
         /* The small-block edges (doc/perf/lab/rule-edges-p64-256,
          * rule-edges-p128-192, rule-edges-sparse; ratios to scattered,
          * MPICH's default). */
@@ -590,38 +685,38 @@ static void test_builtin_lab_points(void)
          SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 160 B, P = 256, 80.2 B a non-empty block (tuna_hier 0.941x)", 256, 8, 160,
          79.69, 80.22, 1.09, 1.12, 2, SKEWSHIM_ALGO_TUNA_HIER},
-        {"equal 96 B, P = 256 (tuna_hier 1.026x)", 256, 8, 96, 96.0, 96.0, 1.0, 1.0, 5,
+        {"equal 96 B, P = 256 (tuna_hier 1.026x)", 256, 8, 96, 96.0, 96.0, 1.0, 1.0, 6,
          SKEWSHIM_ALGO_SCATTERED},
         {"uniform 192 B, P = 256, avg 96.07 B (tuna_hier 1.058x)", 256, 8, 192, 96.07, 96.56,
-         1.11, 1.11, 5, SKEWSHIM_ALGO_SCATTERED},
+         1.11, 1.11, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 256, avg 40 B, 75.2 B a non-empty block (tuna_hier 0.934x)", 256,
          8, 512, 39.97, 75.24, 1.11, 1.50, 2, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 256, avg 60 B, 106.6 B a non-empty block (tuna_hier 1.132x)", 256,
-         8, 768, 59.97, 106.6, 1.11, 1.50, 5, SKEWSHIM_ALGO_SCATTERED},
+         8, 768, 59.97, 106.6, 1.11, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power 1024 B, P = 256, avg 80 B, 137.4 B a non-empty block (tuna_hier 1.323x)", 256,
-         8, 1024, 79.97, 137.4, 1.11, 1.50, 5, SKEWSHIM_ALGO_SCATTERED},
+         8, 1024, 79.97, 137.4, 1.11, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power x = 0.99, 224 B, P = 256, avg 80.8 B, none empty (tuna_hier 0.947x)", 256, 8,
          224, 80.84, 80.84, 1.04, 1.16, 2, SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 112 B, P = 128, 56.6 B a non-empty block (tuna_hier 0.911x)", 128, 4, 112,
          56.10, 56.56, 1.16, 1.14, 1, SKEWSHIM_ALGO_TUNA_HIER},
-        {"equal 80 B, P = 128 (tuna_hier 1.055x)", 128, 4, 80, 80.0, 80.0, 1.0, 1.0, 5,
+        {"equal 80 B, P = 128 (tuna_hier 1.055x)", 128, 4, 80, 80.0, 80.0, 1.0, 1.0, 6,
          SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 128, 79.9 B a non-empty block (tuna_hier 1.136x)", 128, 4, 512,
-         79.88, 79.88, 1.19, 1.32, 5, SKEWSHIM_ALGO_SCATTERED},
+         79.88, 79.88, 1.19, 1.32, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power 384 B, P = 192, avg 40 B, 59.0 B a non-empty block (tuna_hier 0.953x)", 192,
          6, 384, 39.98, 59.05, 1.14, 1.50, 1, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 512 B, P = 192, 75.2 B a non-empty block (tuna_hier 1.044x)", 192, 6, 512,
-         53.29, 75.24, 1.14, 1.50, 5, SKEWSHIM_ALGO_SCATTERED},
+         53.29, 75.24, 1.14, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
         {"uniform 112 B at 255 ranks (not measured): the 128-255 rule", 255, 8, 112, 56.10,
          56.56, 1.16, 1.14, 1, SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 112 B at 127 ranks (not measured): below the 128-255 rule", 127, 4, 112,
-         56.10, 56.56, 1.16, 1.14, 5, SKEWSHIM_ALGO_SCATTERED},
+         56.10, 56.56, 1.16, 1.14, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power 768 B, P = 512, avg 30 B, 106.6 B a non-empty block (tuna_hier 1.236x)", 512,
-         16, 768, 29.98, 106.6, 1.06, 1.50, 5, SKEWSHIM_ALGO_SCATTERED},
+         16, 768, 29.98, 106.6, 1.06, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
         {"equal 80 B, P = 512 (tuna_hier 0.842x)", 512, 16, 80, 80.0, 80.0, 1.0, 1.0, 2,
          SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 768, 106.6 B a non-empty block (tuna_hier 0.933x, left to scattered)",
-         768, 24, 768, 19.99, 106.6, 1.04, 1.58, 5, SKEWSHIM_ALGO_SCATTERED},
+         768, 24, 768, 19.99, 106.6, 1.04, 1.58, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 768, 75.2 B a non-empty block (tuna_hier 0.832x)", 768, 24, 512,
          13.32, 75.24, 1.04, 1.58, 2, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 2048, avg 7.5 B, 106.6 B a non-empty block (tuna_hier 0.549x)",
@@ -633,25 +728,25 @@ static void test_builtin_lab_points(void)
         {"equal 80 B, P = 1024 (crossbar; tuna_hier 0.74x)", 1024, 32, 80, 80.0, 80.0, 1.0, 1.0,
          3, SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 96 B, P = 1024 (crossbar; tuna_hier 0.85x): beyond the kept 80 B", 1024, 32, 96,
-         96.0, 96.0, 1.0, 1.0, 5, SKEWSHIM_ALGO_SCATTERED},
+         96.0, 96.0, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
         {"average 20 B, 300 B a non-empty block at P = 1024 (not measured): beyond 144 B",
-         1024, 32, 1024, 20.0, 300.0, 1.2, 1.2, 5, SKEWSHIM_ALGO_SCATTERED},
+         1024, 32, 1024, 20.0, 300.0, 1.2, 1.2, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power 768 B at 1023 ranks (not measured): the 256-1023 rule's 84 B edge", 1023, 32,
-         768, 15.0, 106.6, 1.11, 1.50, 5, SKEWSHIM_ALGO_SCATTERED},
+         768, 15.0, 106.6, 1.11, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 256, 128 MiB, avg 41.8 KiB (FAST 0.317x, scattered 0.548x)", 256, 32,
-         134217728, 42770.9, 42770.9, 13.42, 13.24, 8, SKEWSHIM_ALGO_FAST},
+         134217728, 42770.9, 42770.9, 13.42, 13.24, 9, SKEWSHIM_ALGO_FAST},
         {"Zipf 0.9, P = 256, 64 MiB, avg 20.9 KiB: below the floor", 256, 32, 67108864,
-         21385.5, 21385.5, 13.42, 13.24, 10, SKEWSHIM_ALGO_SCATTERED},
+         21385.5, 21385.5, 13.42, 13.24, 11, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 128, 32 MiB, avg 33.9 KiB (FAST 0.385x, scattered 0.526x)", 128, 16,
-         33554432, 34734.3, 34734.3, 8.51, 9.14, 8, SKEWSHIM_ALGO_FAST},
+         33554432, 34734.3, 34734.3, 8.51, 9.14, 9, SKEWSHIM_ALGO_FAST},
         {"Zipf 0.9, P = 128, 16 MiB, avg 17.0 KiB (scattered 0.510x, FAST 0.566x)", 128, 16,
-         16777216, 17367.2, 17367.2, 8.51, 9.14, 10, SKEWSHIM_ALGO_SCATTERED},
+         16777216, 17367.2, 17367.2, 8.51, 9.14, 11, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 64, 8 MiB, avg 27.1 KiB (scattered 0.575x, FAST 0.590x)", 64, 8,
-         8388608, 27738.4, 27738.4, 6.07, 6.39, 10, SKEWSHIM_ALGO_SCATTERED},
+         8388608, 27738.4, 27738.4, 6.07, 6.39, 11, SKEWSHIM_ALGO_SCATTERED},
         {"the P = 256, 128 MiB facts at 512 ranks (not measured): beyond the rule's 256",
-         512, 64, 134217728, 42770.9, 42770.9, 13.42, 13.24, 10, SKEWSHIM_ALGO_SCATTERED},
+         512, 64, 134217728, 42770.9, 42770.9, 13.42, 13.24, 11, SKEWSHIM_ALGO_SCATTERED},
         {"MoE top-2, P = 256, 1 MiB, avg 37.6 KiB: hot receivers from balanced senders",
-         256, 32, 1048576, 38479.9, 38479.9, 1.02, 22.85, 6, SKEWSHIM_ALGO_FAST},
+         256, 32, 1048576, 38479.9, 38479.9, 1.02, 22.85, 7, SKEWSHIM_ALGO_FAST},
     };
     skewshim_policy p;
     skewshim_error e;
@@ -724,6 +819,8 @@ static const struct bad bad_inputs[] = {
     BAD_RULE("inverted send_mtm", "send_mtm", "[2, 1]", "    use: fast\n", "inverted range"),
     BAD_RULE("fractional repeats", "repeats", "1.5", "    use: sabre\n", "integer >= 0"),
     BAD_RULE("negative repeats", "repeats", "-1", "    use: sabre\n", "integer >= 0"),
+    BAD_RULE("nic_per_rank not a boolean", "nic_per_rank", "4", "    use: tuna_hier\n",
+             "expected a boolean"),
     BAD_RULE("inverted avg_nonempty_bytes", "avg_nonempty_bytes", "[80, 8]",
              "    use: tuna_hier\n", "inverted range"),
     BAD_RULE("avg_nonempty_bytes not a size", "avg_nonempty_bytes", "lots",
@@ -992,17 +1089,17 @@ static void test_passed_over(void)
     TAP_OK(r == -1 && a == SKEWSHIM_ALGO_TUNA_HIER,
            "no rule matches: the default, even where it cannot run (got %d)", r);
     int rule = -9;
-    TAP_OK(skewshim_policy_fixed_choice(&p, 6, 2, 0, 0, &rule) == 0,
+    TAP_OK(skewshim_policy_fixed_choice(&p, CF(6, 2, 0, 0), &rule) == 0,
            "even nodes: the choice needs the agreement (rule 0 reads the block size)");
-    TAP_OK(skewshim_policy_fixed_choice(&p, 6, 2, 0, th, &rule) == 1 && rule == 1,
+    TAP_OK(skewshim_policy_fixed_choice(&p, CF(6, 2, 0, th), &rule) == 1 && rule == 1,
            "uneven nodes: fixed to rule 1 without an agreement (got %d)", rule);
-    TAP_OK(skewshim_policy_candidates(&p, 6, 2, 0, 0) ==
+    TAP_OK(skewshim_policy_candidates(&p, CF(6, 2, 0, 0)) ==
                (th | 1u << SKEWSHIM_ALGO_SCATTERED) &&
-               skewshim_policy_candidates(&p, 6, 2, 0, th) == 1u << SKEWSHIM_ALGO_SCATTERED,
+               skewshim_policy_candidates(&p, CF(6, 2, 0, th)) == 1u << SKEWSHIM_ALGO_SCATTERED,
            "candidates without the rules passed over");
-    TAP_OK(skewshim_policy_passed_over(&p, 6, 2, 0, th) == th &&
-               skewshim_policy_passed_over(&p, 6, 2, 0, 0) == 0 &&
-               skewshim_policy_passed_over(&p, 2, 1, 0, th) == 0,
+    TAP_OK(skewshim_policy_passed_over(&p, CF(6, 2, 0, th)) == th &&
+               skewshim_policy_passed_over(&p, CF(6, 2, 0, 0)) == 0 &&
+               skewshim_policy_passed_over(&p, CF(2, 1, 0, th)) == 0,
            "passed over: tuna_hier's rule where it could match and cannot run, nowhere else");
     skewshim_policy_free(&p);
     rc = load("version: 1\n"
@@ -1010,7 +1107,7 @@ static void test_passed_over(void)
               "  - {comm_size: [4, inf], use: scattered}\n"
               "  - {comm_size: [4, inf], max_block_bytes: [0, 64], use: tuna_hier}\n",
               &p, &e);
-    TAP_OK(rc == 0 && skewshim_policy_passed_over(&p, 6, 2, 0, th) == 0,
+    TAP_OK(rc == 0 && skewshim_policy_passed_over(&p, CF(6, 2, 0, th)) == 0,
            "a rule no call reaches (after one that takes every call) is not counted");
     if (rc == 0)
         skewshim_policy_free(&p);
@@ -1074,6 +1171,7 @@ int main(void)
     test_builtin_lab_points();
     test_nodes_matcher();
     test_nonempty_matcher();
+    test_nic_per_rank_matcher();
     test_passed_over();
     test_bad_inputs();
     test_empty_and_comments();

@@ -32,6 +32,72 @@ int main(void)
     TAP_OK(skewshim_topo_hier_phase2(&t) == 32, "nodes of 32, 32, 2: 2 x 16 = 32");
     skewshim_topo_free(&t);
 
+    /* tuna_hier's line with a NIC per rank at the lab's measured points
+     * (gpu-h200: nodes of 8, gpu-perlmutter: nodes of 4; doc/perf/lab/
+     * nic-per-rank): the busiest rank's messages and the mean non-empty
+     * block from the bench's matrices, and tuna_hier's time over
+     * scattered's there.  Each must land on the side it was measured on,
+     * but for the marked points the line gives up. */
+    static const struct {
+        int P, q, msgs;
+        double bytes;
+        int pays;
+        const char *what;
+    } line[] = {
+        {192, 8, 187, 8.5, 1, "gpu-h200 P=192, uniform 16 B: 0.781x"},
+        {256, 8, 251, 8.5, 1, "gpu-h200 P=256, uniform 16 B: 0.653x"},
+        {512, 8, 496, 8.5, 1, "gpu-h200 P=512, uniform 16 B: 0.514x"},
+        {256, 4, 251, 8.5, 1, "gpu-perlmutter P=256, uniform 16 B: 0.873x"},
+        {512, 4, 496, 8.5, 1, "gpu-perlmutter P=512, uniform 16 B: 0.733x"},
+        {256, 8, 255, 64.5, 1, "gpu-h200 P=256, uniform 128 B (64.5 B): 0.741x"},
+        {256, 4, 255, 64.5, 1, "gpu-perlmutter P=256, uniform 128 B (64.5 B): 0.944x"},
+        {256, 8, 255, 128.5, 1, "gpu-h200 P=256, uniform 256 B (128.5 B): 0.838x"},
+        {512, 8, 511, 128.4, 1, "gpu-h200 P=512, uniform 256 B (128.4 B): 0.677x"},
+        {512, 4, 511, 128.4, 1, "gpu-perlmutter P=512, uniform 256 B (128.4 B): 0.877x"},
+        {512, 8, 511, 256.4, 1, "gpu-h200 P=512, uniform 512 B (256.4 B): 0.843x"},
+        {256, 4, 255, 128.5, 0, "gpu-perlmutter P=256, uniform 256 B (128.5 B): 1.025x"},
+        {256, 8, 255, 256.7, 0, "gpu-h200 P=256, uniform 512 B (256.7 B): 1.014x"},
+        {256, 4, 255, 256.7, 0, "gpu-perlmutter P=256, uniform 512 B (256.7 B): 1.183x"},
+        {512, 4, 511, 256.4, 0, "gpu-perlmutter P=512, uniform 512 B (256.4 B): 1.039x"},
+        {256, 8, 255, 513.1, 0, "gpu-h200 P=256, uniform 1 KiB (513.1 B): 1.360x"},
+        {512, 8, 511, 513.1, 0, "gpu-h200 P=512, uniform 1 KiB (513.1 B): 1.185x"},
+        {256, 4, 255, 513.1, 0, "gpu-perlmutter P=256, uniform 1 KiB (513.1 B): 1.512x"},
+        {512, 4, 511, 513.1, 0, "gpu-perlmutter P=512, uniform 1 KiB (513.1 B): 1.370x"},
+        {64, 8, 63, 8.5, 0, "gpu-h200 P=64, uniform 16 B: 1.37x"},
+        {192, 8, 85, 4.6, 0, "gpu-h200 P=192, power 16 B (85 messages): 1.169x"},
+        {256, 4, 91, 4.6, 0, "gpu-perlmutter P=256, power 16 B (91 messages): 1.440x"},
+        {512, 4, 161, 41.9, 0, "gpu-perlmutter P=512, power 256 B (161 messages): 1.298x"},
+        {256, 8, 145, 41.9, 0, "gpu-h200 P=256, power 256 B (114 saved): 0.926x, given up"},
+        {512, 8, 161, 41.9, 0, "gpu-h200 P=512, power 256 B (98 saved): 0.956x, given up"},
+        {1024, 8, 1023, 513.1, 1,
+         "gpu-h200 P=1024, uniform 1 KiB (513.1 B): 1.086x, past the line's reach (the "
+         "built-in rule stops at 512 B)"},
+    };
+    for (size_t i = 0; i < sizeof line / sizeof line[0]; i++) {
+        skewshim_topo_blocks(&t, line[i].P, line[i].q);
+        int got = skewshim_topo_hier_pays(&t, line[i].P, line[i].q, (uint64_t)line[i].msgs,
+                                          line[i].bytes);
+        TAP_OK(got == line[i].pays, "a NIC per rank, %s: %s", line[i].what,
+               got ? "pays" : "does not pay");
+        skewshim_topo_free(&t);
+    }
+    /* One NIC a node: no line on messages or bytes (the rules hold the
+     * bytes there); whether any call could pay: dense, no bytes. */
+    skewshim_topo_blocks(&t, 256, 8);
+    TAP_OK(skewshim_topo_hier_pays(&t, 256, 1, 255, 513.1),
+           "one NIC a node of 8: no line on 1 KiB blocks");
+    TAP_OK(skewshim_topo_hier_pays(&t, 256, 8, 255, 0.0),
+           "a NIC per rank, dense and no bytes: some call could pay at P=256");
+    skewshim_topo_free(&t);
+    skewshim_topo_blocks(&t, 128, 8);
+    TAP_OK(!skewshim_topo_hier_pays(&t, 128, 8, 127, 0.0),
+           "a NIC per rank at P=128 on nodes of 8 (112 saved): no call could pay");
+    skewshim_topo_free(&t);
+    skewshim_topo_blocks(&t, 65, 32);
+    TAP_OK(!skewshim_topo_hier_pays(&t, 65, 1, 64, 0.0),
+           "nodes of 32, 32, 1: phase 2 more than half the linear exchange");
+    skewshim_topo_free(&t);
+
     TAP_OK(skewshim_mtm(0, 0, 8) == 1.0, "empty exchange has MTM 1");
     TAP_OK(fabs(skewshim_mtm(40, 80, 8) - 4.0) < 1e-12, "MTM = P max / sum");
 
