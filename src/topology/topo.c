@@ -107,14 +107,17 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * ranks); on power-law blocks, which leave the linear exchange 68-122
  * messages at 192-256 ranks (37-99 saved), behind (1.00-1.44x).  On
  * larger blocks the line moves with the bytes: on dense blocks of 64-513
- * B a non-empty one, at 192-448 saved, tuna_hier is ahead (0.68-0.94x)
- * wherever the saved messages reach 1.74-3.5 times the mean non-empty
- * block's bytes, behind (1.01-1.51x) wherever they stay at 1.5 times or
- * less ("Blocks of 129 B to 1 KiB with a NIC per rank").  The line is
- * drawn between, at 1.6; below 80 B the 128 messages decide.  It is
- * fitted at 256-512 ranks and is not one of messages a byte alone: at
- * 1024 ranks on nodes of 8, 1 KiB blocks (1.75 a byte) take tuna_hier
- * 1.09x, so the built-in rule that leans on it stops at 512 B.  msgs is
+ * B a non-empty one, at 168-896 saved, tuna_hier is ahead (0.68-0.95x)
+ * wherever the saved messages reach 1.74 times the mean non-empty block's
+ * bytes or more, behind wherever they stay at 1.5 times or less on nodes
+ * of 4 (1.03-1.51x) and 0.87 or less on nodes of 8 (1.01-1.36x); between,
+ * on nodes of 8, 0.96x at 1.31 (P = 192, 256 B), which the line gives up
+ * ("Blocks of 129 B to 1 KiB with a NIC per rank").  The line is drawn
+ * at 1.6, on the side of MPICH's default exchange; below 80 B the 128
+ * messages decide.  It is fitted at 192-512 ranks and is not one of
+ * messages a byte alone: at 1024 ranks on nodes of 8, 1 KiB blocks (1.75
+ * a byte) take tuna_hier 1.09x, where 512 B blocks (3.5) take it 0.75x,
+ * so the built-in rule that leans on the line stops at 512 B.  msgs is
  * P - 1 and bytes 0 for the communicator's check (whether any call could
  * pay), the agreed busiest rank's count and the agreed mean for a
  * call's. */

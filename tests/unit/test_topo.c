@@ -52,6 +52,8 @@ int main(void)
         {256, 8, 255, 64.5, 1, "gpu-h200 P=256, uniform 128 B (64.5 B): 0.741x"},
         {256, 4, 255, 64.5, 1, "gpu-perlmutter P=256, uniform 128 B (64.5 B): 0.944x"},
         {256, 8, 255, 128.5, 1, "gpu-h200 P=256, uniform 256 B (128.5 B): 0.838x"},
+        {1024, 8, 1023, 256.3, 1, "gpu-h200 P=1024, uniform 512 B (256.3 B): 0.749x"},
+        {1024, 4, 1023, 256.3, 1, "gpu-perlmutter P=1024, uniform 512 B (256.3 B): 0.954x"},
         {512, 8, 511, 128.4, 1, "gpu-h200 P=512, uniform 256 B (128.4 B): 0.677x"},
         {512, 4, 511, 128.4, 1, "gpu-perlmutter P=512, uniform 256 B (128.4 B): 0.877x"},
         {512, 8, 511, 256.4, 1, "gpu-h200 P=512, uniform 512 B (256.4 B): 0.843x"},
@@ -69,6 +71,8 @@ int main(void)
         {512, 4, 161, 41.9, 0, "gpu-perlmutter P=512, power 256 B (161 messages): 1.298x"},
         {256, 8, 145, 41.9, 0, "gpu-h200 P=256, power 256 B (114 saved): 0.926x, given up"},
         {512, 8, 161, 41.9, 0, "gpu-h200 P=512, power 256 B (98 saved): 0.956x, given up"},
+        {192, 8, 191, 128.7, 0, "gpu-h200 P=192, uniform 256 B (128.7 B, 1.31 a byte): 0.960x, "
+                                "given up"},
         {1024, 8, 1023, 513.1, 1,
          "gpu-h200 P=1024, uniform 1 KiB (513.1 B): 1.086x, past the line's reach (the "
          "built-in rule stops at 512 B)"},
