@@ -63,6 +63,18 @@ batch_add "forced tuna_hier with a NIC per rank" --algo tuna_hier \
 batch_run 4 "$TESTDIR/passover.yaml"
 grep -q '"passed_over": {"tuna_hier": [1-9]' "$TESTDIR"/po-*.jsonl
 ok $? "a NIC per rank: the summary counts the communicator where tuna_hier's rule was passed over"
+# The nic_per_rank matcher: a fact of the communicator, so rules on it alone
+# settle the choice without an agreement, and again when the NICs change at
+# run time: one job, the same communicator, 1, 2, then 1 NIC a node of 2.
+printf 'version: 1\nrules:\n  - {nic_per_rank: true, use: scattered}\n  - {use: pairwise}\n' \
+    > "$TESTDIR/nicrule.yaml"
+batch_add "nic_per_rank rule, 1 NIC a node of 2: pairwise" --algo auto --expect pairwise \
+    --param topology.ranks_per_node=2 --workloads uniform,zero
+batch_add "then 2 NICs a node: a NIC per rank, scattered" --algo auto --expect scattered \
+    --param topology.ranks_per_node=2 --param topology.nics_per_node=2 --workloads uniform,zero
+batch_add "then 1 NIC a node again: pairwise" --algo auto --expect pairwise \
+    --param topology.ranks_per_node=2 --param topology.nics_per_node=1 --workloads uniform,zero
+batch_run 4 "$TESTDIR/nicrule.yaml"
 # Nodes of 4 + 2 (the ranks of the node of 2 send 2 messages, the linear
 # exchange 5) and 2 + 2: the same rule runs tuna_hier.
 for nq in 6:4 4:2; do
