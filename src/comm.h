@@ -21,7 +21,6 @@ typedef struct skewshim_comm {
     int world_rank;
     int topo_q;             /* ranks_per_node the topology was built with (0 = shared split) */
     int topo_nics;          /* nics_per_node the choice below was fixed with */
-    int nic_per_rank;       /* topo_nics covers the largest node: a NIC a rank */
     skewshim_topo topo;
     int *shm_keys;          /* [P] node key of each rank from the shared-memory split */
     int *world_of;          /* [P] world rank of each rank (emulated nodes) */

@@ -837,7 +837,7 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
         skewshim_facts f = {
             .comm_size = c->size,
             .nodes = c->cs->topo.nnodes,
-            .nic_per_rank = c->cs->nic_per_rank,
+            .nic_per_rank = skewshim_topo_nic_per_rank(&c->cs->topo, c->cs->topo_nics),
             .unrunnable = c->cs->unrunnable,
             .max_block_bytes = (double)ag->max_block_bytes,
             .avg_block_bytes = (double)ag->sum_send / ((double)c->size * c->size),

@@ -127,11 +127,10 @@ static void fix_choice(skewshim_comm *cs)
     cs->fixed_native = 0;
     cs->topo_nics = skewshim_nics_per_node();
     cs->unrunnable = skewshim_algos_unrunnable(&cs->topo, cs->size, cs->topo_nics);
-    cs->nic_per_rank = cs->topo_nics >= cs->topo.max_per_node;
     const skewshim_comm_facts cf = {
         .comm_size = cs->size,
         .nodes = cs->topo.nnodes,
-        .nic_per_rank = cs->nic_per_rank,
+        .nic_per_rank = skewshim_topo_nic_per_rank(&cs->topo, cs->topo_nics),
         .device_possible = cs->device_possible,
         .unrunnable = cs->unrunnable,
     };

@@ -22,6 +22,14 @@ static int runnable(const skewshim_rule *r, unsigned unrunnable)
     return !(unrunnable & 1u << r->use);
 }
 
+/* The matchers on what the communicator alone tells: one place for both
+ * the per-call match and the checks made once per communicator. */
+static int comm_fits(const skewshim_rule *r, int comm_size, int nodes, int nic_per_rank)
+{
+    return in_range(&r->comm_size, (double)comm_size) && in_range(&r->nodes, (double)nodes) &&
+           in_range(&r->nic_per_rank, (double)nic_per_rank);
+}
+
 static int rule_matches(const skewshim_rule *r, const skewshim_facts *f)
 {
     if (r->buffers != SKEWSHIM_BUF_ANY && r->buffers != f->buffers)
@@ -30,9 +38,7 @@ static int rule_matches(const skewshim_rule *r, const skewshim_facts *f)
         return 0;
     if (!runnable(r, f->unpaid) && skewshim_rule_uses_facts(r))
         return 0;
-    return in_range(&r->comm_size, (double)f->comm_size) &&
-           in_range(&r->nodes, (double)f->nodes) &&
-           in_range(&r->nic_per_rank, (double)f->nic_per_rank) &&
+    return comm_fits(r, f->comm_size, f->nodes, f->nic_per_rank) &&
            in_range(&r->max_block_bytes, f->max_block_bytes) &&
            in_range(&r->avg_block_bytes, f->avg_block_bytes) &&
            in_range(&r->avg_nonempty_bytes, f->avg_nonempty_bytes) &&
@@ -82,9 +88,7 @@ static int same_outcome(const skewshim_policy *p, int a, int b)
  * algorithm can run there. */
 static int can_reach(const skewshim_rule *r, const skewshim_comm_facts *cf)
 {
-    return in_range(&r->comm_size, (double)cf->comm_size) &&
-           in_range(&r->nodes, (double)cf->nodes) &&
-           in_range(&r->nic_per_rank, (double)cf->nic_per_rank) &&
+    return comm_fits(r, cf->comm_size, cf->nodes, cf->nic_per_rank) &&
            (r->buffers != SKEWSHIM_BUF_DEVICE || cf->device_possible);
 }
 

@@ -52,6 +52,8 @@ int skewshim_topo_from_keys(skewshim_topo *t, int nranks, const int *key)
         off += t->node_size[nd];
         if (t->node_size[nd] > t->max_per_node)
             t->max_per_node = t->node_size[nd];
+        if (nd == 0 || t->node_size[nd] < t->min_per_node)
+            t->min_per_node = t->node_size[nd];
     }
     for (int r = 0; r < nranks; r++)
         t->node_ranks[t->node_first[t->node_of[r]] + t->local_of[r]] = r;
@@ -79,11 +81,14 @@ int skewshim_topo_rank(const skewshim_topo *t, int node, int local)
     return t->node_ranks[t->node_first[node] + local];
 }
 
+int skewshim_topo_nic_per_rank(const skewshim_topo *t, int nics)
+{
+    return nics >= t->max_per_node;
+}
+
 int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
 {
-    int qmin = t->max_per_node;
-    for (int n = 0; n < t->nnodes; n++)
-        qmin = t->node_size[n] < qmin ? t->node_size[n] : qmin;
+    int qmin = t->min_per_node;
     if (qmin < 1 || t->nnodes < 1)
         return -1;
     return (int64_t)(t->nnodes - 1) * ((t->max_per_node + qmin - 1) / qmin);
@@ -131,7 +136,7 @@ int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t
         return 0;
     if (2 * phase2 > (int64_t)size - 1)
         return 0;
-    if (nics >= t->max_per_node) {
+    if (skewshim_topo_nic_per_rank(t, nics)) {
         int64_t saved = (int64_t)msgs - phase2;
         if (saved < SAVED_WITH_NIC_PER_RANK ||
             (double)saved < SAVED_PER_BYTE_WITH_NIC_PER_RANK * bytes)

@@ -14,6 +14,7 @@ typedef struct skewshim_topo {
     int nranks;          /* P */
     int nnodes;          /* N */
     int max_per_node;    /* Q = largest node */
+    int min_per_node;    /* q = smallest node */
     int *node_of;        /* [P] node index of each rank, 0..N-1 */
     int *local_of;       /* [P] local id of each rank within its node */
     int *node_size;      /* [N] ranks in each node */
@@ -30,6 +31,8 @@ int skewshim_topo_blocks(skewshim_topo *t, int nranks, int q);
 void skewshim_topo_free(skewshim_topo *t);
 /* Rank of local id l on node n, or -1 when that node is smaller. */
 int skewshim_topo_rank(const skewshim_topo *t, int node, int local);
+/* Whether nics NICs a node give every rank of the largest node its own. */
+int skewshim_topo_nic_per_rank(const skewshim_topo *t, int nics);
 /* Messages the busiest rank sends in TuNA_l^g's inter-node phase: a rank of
  * a node of q ranks stands for ceil(Q / q) local ids of every other node,
  * (N - 1) ceil(Q / qmin) in all.  -1 for a topology without ranks. */

@@ -47,17 +47,23 @@ SKEWSHIM_CONFIG="$TESTDIR/passover.yaml" mpirun_n 3 "$CHECK" --algo auto --expec
     --param topology.ranks_per_node=1 --workloads uniform,zero
 rc=$?
 ok $rc "auto on one rank per node: the tuna_hier rule passed over, pairwise ran: $(grep '^alltoallv_check:' "$TESTDIR/out" | tail -1)"
+# nic_steps WHAT E1 E2 E3: batches of one job on nodes of 2 with 1, 2, then
+# 1 NIC a node again (set at run time on the same communicator); auto must
+# run E1, E2, E3.
+nic_steps() {
+    batch_add "$1, 1 NIC a node of 2: $2" --algo auto --expect "$2" \
+        --param topology.ranks_per_node=2 --workloads uniform,zero
+    batch_add "$1, then 2 NICs a node (a NIC per rank): $3" --algo auto --expect "$3" \
+        --param topology.ranks_per_node=2 --param topology.nics_per_node=2 --workloads uniform,zero
+    batch_add "$1, then 1 NIC a node again: $4" --algo auto --expect "$4" \
+        --param topology.ranks_per_node=2 --param topology.nics_per_node=1 --workloads uniform,zero
+}
 # A NIC per rank (topology.nics_per_node as large as the nodes): no NIC
 # for a node's messages to queue at, the rule is passed over; a forced
 # tuna_hier still runs.  Set at run time, the NICs count from the next
 # call: one job, the same communicator, 1, 2, then 1 NIC a node.
 rm -f "$TESTDIR"/po-*.jsonl
-batch_add "auto, nodes of 2, 1 NIC a node: tuna_hier" --algo auto --expect tuna_hier \
-    --param topology.ranks_per_node=2 --workloads uniform,zero
-batch_add "auto, then 2 NICs a node: the rule passed over, pairwise" --algo auto --expect pairwise \
-    --param topology.ranks_per_node=2 --param topology.nics_per_node=2 --workloads uniform,zero
-batch_add "auto, then 1 NIC a node again: tuna_hier" --algo auto --expect tuna_hier \
-    --param topology.ranks_per_node=2 --param topology.nics_per_node=1 --workloads uniform,zero
+nic_steps "the tuna_hier rule" tuna_hier pairwise tuna_hier
 batch_add "forced tuna_hier with a NIC per rank" --algo tuna_hier \
     --param topology.ranks_per_node=2 --param topology.nics_per_node=2 --workloads uniform,hot_recv
 batch_run 4 "$TESTDIR/passover.yaml"
@@ -68,12 +74,7 @@ ok $? "a NIC per rank: the summary counts the communicator where tuna_hier's rul
 # run time: one job, the same communicator, 1, 2, then 1 NIC a node of 2.
 printf 'version: 1\nrules:\n  - {nic_per_rank: true, use: scattered}\n  - {use: pairwise}\n' \
     > "$TESTDIR/nicrule.yaml"
-batch_add "nic_per_rank rule, 1 NIC a node of 2: pairwise" --algo auto --expect pairwise \
-    --param topology.ranks_per_node=2 --workloads uniform,zero
-batch_add "then 2 NICs a node: a NIC per rank, scattered" --algo auto --expect scattered \
-    --param topology.ranks_per_node=2 --param topology.nics_per_node=2 --workloads uniform,zero
-batch_add "then 1 NIC a node again: pairwise" --algo auto --expect pairwise \
-    --param topology.ranks_per_node=2 --param topology.nics_per_node=1 --workloads uniform,zero
+nic_steps "rules on nic_per_rank" pairwise scattered pairwise
 batch_run 4 "$TESTDIR/nicrule.yaml"
 # Nodes of 4 + 2 (the ranks of the node of 2 send 2 messages, the linear
 # exchange 5) and 2 + 2: the same rule runs tuna_hier.

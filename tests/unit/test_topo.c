@@ -10,7 +10,10 @@ int main(void)
     skewshim_topo t;
     int keys[7] = {5, 9, 5, 9, 1, 5, 1};
     skewshim_topo_from_keys(&t, 7, keys);
-    TAP_OK(t.nnodes == 3 && t.max_per_node == 3, "three nodes, largest 3");
+    TAP_OK(t.nnodes == 3 && t.max_per_node == 3 && t.min_per_node == 2,
+           "three nodes, largest 3, smallest 2");
+    TAP_OK(skewshim_topo_nic_per_rank(&t, 3) && !skewshim_topo_nic_per_rank(&t, 2),
+           "a NIC per rank from 3 NICs a node (the largest node's ranks)");
     TAP_OK(t.node_of[0] == 0 && t.node_of[1] == 1 && t.node_of[4] == 2, "nodes numbered by lowest rank");
     TAP_OK(t.local_of[5] == 2 && t.local_of[3] == 1 && t.local_of[6] == 1, "local ids in rank order");
     TAP_OK(skewshim_topo_rank(&t, 0, 2) == 5 && skewshim_topo_rank(&t, 2, 2) == -1, "rank of (node, local)");
