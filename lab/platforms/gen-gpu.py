@@ -4,7 +4,10 @@ G ranks; every rank has its own scale-up link to its node's switch
 (NVLink/NVSwitch-like) and its own NIC to a non-blocking network (one NIC per
 GPU, as SABRE's Perlmutter nodes and FAST's H200 servers have).
 
-   python3 gen-gpu.py NAME G NODES UP_GBps NIC_GBps [HOP_us NIC_us] > NAME.xml
+   python3 gen-gpu.py NAME G NODES UP_GBps NIC_GBps [HOP_us NIC_us] [nics=K] > NAME.xml
+
+nics=K gives a node K NICs instead of G (K divides G): ranks j*G/K to
+(j+1)*G/K-1 of a node share NIC j, as on servers with fewer NICs than GPUs.
 
 HOP_us is the latency of one scale-up hop (two between ranks of a node),
 NIC_us that of a NIC (two between nodes, with two cables of 0.5 us).
@@ -21,11 +24,24 @@ handle all flows in one constraint, and a P = 64 point then took more than
 """
 import sys
 
-name, G, nodes, up, nic = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-hop, nic_lat = (sys.argv[6], sys.argv[7]) if len(sys.argv) > 7 else ("0.5", "1")
+args = [a for a in sys.argv[1:] if not a.startswith("nics=")]
+name, G, nodes, up, nic = args[0], int(args[1]), int(args[2]), args[3], args[4]
+hop, nic_lat = (args[5], args[6]) if len(args) > 6 else ("0.5", "1")
+K = int(next((a[5:] for a in sys.argv[1:] if a.startswith("nics=")), G))
+if K < 1 or G % K:
+    sys.exit("gen-gpu.py: nics=%d must divide the %d ranks of a node" % (K, G))
 desc = {
     "gpu-h200": "FAST's H200 servers: 8 GPUs per server, 450 GB/s scale-up per GPU "
                 "(NVLink 4 / NVSwitch), one 400 Gb/s NIC per GPU (50 GB/s)",
+    "gpu-h200-nics1": "gpu-h200's nodes with one 400 Gb/s NIC a node, shared by its 8 "
+                      "ranks (the NIC count is the only change)",
+    "gpu-h200-nics2": "gpu-h200's nodes with two 400 Gb/s NICs a node, each shared by 4 "
+                      "ranks, as on servers with fewer NICs than GPUs",
+    "gpu-h200-nics4": "gpu-h200's nodes with four 400 Gb/s NICs a node, each shared by 2 "
+                      "ranks, as on servers with fewer NICs than GPUs",
+    "gpu-h200-shm": "gpu-h200's nodes (a NIC per rank) with the ranks of a node 0.3 us "
+                    "apart, as in cpu-cluster's shared memory, instead of 1 us (the "
+                    "scale-up hop latency is the only change)",
     "gpu-perlmutter": "SABRE's Perlmutter GPU nodes: 4 A100 per node, NVLink 3 "
                       "between them (taken as 100 GB/s per GPU), one Slingshot-11 "
                       "200 Gb/s NIC per GPU (25 GB/s)",
@@ -57,13 +73,15 @@ w('<platform version="4.1">')
 w("<!--")
 w(f"  {name}: a two-tier GPU-like cluster, {nodes} nodes x {G} ranks = {P} ranks.")
 w(f"  Models {desc}.")
-if len(sys.argv) > 7:
+if len(args) > 6:
     w(f"  Latencies: {hop} us per scale-up hop (two rank to rank in a node), {nic_lat} us")
     w("  per NIC and 0.5 us per cable, two of each between nodes.")
 else:
     w("  Numbers: the papers' and vendors' nominal per-direction bandwidths (above);")
     w("  latencies are assumptions: 0.5 us per scale-up hop (1 us rank to rank in a")
     w("  node), 1 us per NIC and 0.5 us per cable, two of each between nodes (3 us).")
+if K < G:
+    w(f"  {K} NIC(s) a node: ranks j*{G // K} to (j+1)*{G // K}-1 of a node share NIC j.")
 w("  The network between NICs is non-blocking (full bisection): every rank's")
 w("  cable into it is 100 TB/s, so only NICs and scale-up links are shared.")
 w("  All links are full duplex (SPLITDUPLEX).  Host-buffer runs of the shim")
@@ -82,12 +100,13 @@ for n in range(nodes):
 for r in range(P):
     w(f'  <host id="g{r}" speed="1Gf"/>')
     w(f'  <link id="up{r}" bandwidth="{up}GBps" latency="{hop}us" sharing_policy="SPLITDUPLEX"/>')
-    w(f'  <link id="nic{r}" bandwidth="{nic}GBps" latency="{nic_lat}us" sharing_policy="SPLITDUPLEX"/>')
+    if r % (G // K) == 0:
+        w(f'  <link id="nic{r // (G // K)}" bandwidth="{nic}GBps" latency="{nic_lat}us" sharing_policy="SPLITDUPLEX"/>')
     w(f'  <link id="cable{r}" bandwidth="100TBps" latency="0.5us" sharing_policy="SPLITDUPLEX"/>')
 for r in range(P):
     n = r // G
     w(f'  <route src="g{r}" dst="sw{n}"><link_ctn id="up{r}" direction="UP"/></route>')
-    w(f'  <route src="g{r}" dst="net"><link_ctn id="nic{r}" direction="UP"/><link_ctn id="cable{r}" direction="UP"/></route>')
+    w(f'  <route src="g{r}" dst="net"><link_ctn id="nic{r // (G // K)}" direction="UP"/><link_ctn id="cable{r}" direction="UP"/></route>')
 w("</zone>")
 w("</platform>")
 print("\n".join(o))
