@@ -143,6 +143,10 @@ const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
  * rank-invariant): those that cannot run there (nodes_check) or do not pay
  * off there (nodes_pay). */
 unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics);
+/* Of those, the ones that cannot run there at all (nodes_check): the only
+ * ones a rule that skips the pay checks (tuna_hier.pay_check) is passed
+ * over for. */
+unsigned skewshim_algos_cannot_run(const skewshim_topo *t, int size);
 /* Those that do not pay off on a call whose blocks leave the linear
  * exchange msgs messages on its busiest rank, of nonempty_bytes bytes a
  * non-empty block on average (agreed, so rank-invariant): the policy

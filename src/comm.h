@@ -36,6 +36,7 @@ typedef struct skewshim_comm {
      * rules choosing them are passed over (skewshim_algos_unrunnable), and
      * whether the job summary has counted this communicator for it. */
     unsigned unrunnable;
+    unsigned cannot_run;    /* of those, the ones that cannot run at all */
     int passed_counted;
     /* Every algorithm the policy can choose here but native gathers the
      * whole size matrix (SABRE, FAST): the matrix exchange is then the

@@ -17,6 +17,10 @@ typedef struct skewshim_params {
     int tuna_hier_radix;          /* >= 2, or 0 = auto */
     int tuna_hier_block_count;    /* >= 1 */
     int tuna_hier_variant;        /* SKEWSHIM_TUNA_* */
+    /* 0: a rule choosing tuna_hier is passed over only where it cannot
+     * run, never on the checks of whether it pays off (the line measured
+     * on the lab's nodes: the rule's author measured their own) */
+    int tuna_hier_pay_check;
     double sabre_alpha;           /* >= 1 */
     double sabre_mtm_threshold;   /* >= 1 */
     int fast_pipeline;            /* 0 / 1 */
@@ -105,11 +109,16 @@ typedef struct skewshim_facts {
      * it cannot run there, or does not pay off there): a rule that chooses
      * one is passed over, as if it did not match. */
     unsigned unrunnable;
+    /* Of those, the ones that cannot run there at all: the only ones for
+     * which a rule that skips the pay checks (tuna_hier.pay_check: false)
+     * is passed over. */
+    unsigned cannot_run;
     /* Algorithms that do not pay off on this call's blocks (agreed: the
      * table's check with the busiest rank's messages): a rule that chooses
      * one and matches on agreed facts is passed over.  A rule on the
      * communicator alone is the user's word for every call, whatever the
-     * blocks, and is settled without an agreement where it decides. */
+     * blocks, and is settled without an agreement where it decides.  A
+     * rule that skips the pay checks is not passed over for it either. */
     unsigned unpaid;
 } skewshim_facts;
 
@@ -145,13 +154,15 @@ int skewshim_policy_choose(const skewshim_policy *p, const skewshim_facts *f,
  * before any call: its size, the nodes it spans, whether each rank has a
  * NIC of its own, whether any buffer can live on a device (agreed), and
  * the algorithms the table rules out there (unrunnable: a rule choosing
- * one never matches). */
+ * one never matches; cannot_run: the same for a rule that skips the pay
+ * checks, tuna_hier.pay_check false). */
 typedef struct skewshim_comm_facts {
     int comm_size;
     int nodes;
     int nic_per_rank;
     int device_possible;
     unsigned unrunnable;
+    unsigned cannot_run;          /* of those, the ones that cannot run at all */
 } skewshim_comm_facts;
 
 /* Whether every rule that can match a call on such a communicator leads
@@ -167,9 +178,9 @@ int skewshim_policy_fixed_choice(const skewshim_policy *p, const skewshim_comm_f
  * see, before any exchange, whether every candidate but native needs the
  * whole size matrix (then the matrix exchange is the agreement). */
 unsigned skewshim_policy_candidates(const skewshim_policy *p, const skewshim_comm_facts *cf);
-/* The algorithms in cf->unrunnable that rules a call on such a
- * communicator could reach choose (bit id set for each): the rules passed
- * over there. */
+/* The algorithms in cf->unrunnable (cf->cannot_run for a rule that skips
+ * the pay checks) that rules a call on such a communicator could reach
+ * choose (bit id set for each): the rules passed over there. */
 unsigned skewshim_policy_passed_over(const skewshim_policy *p, const skewshim_comm_facts *cf);
 /* Whether a rule matches on facts of the call (block sizes, skew) that the
  * ranks must agree on, rather than on the communicator alone. */

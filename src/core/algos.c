@@ -150,6 +150,15 @@ unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics)
     return mask;
 }
 
+unsigned skewshim_algos_cannot_run(const skewshim_topo *t, int size)
+{
+    unsigned mask = 0;
+    for (int a = 0; a < SKEWSHIM_ALGO_COUNT; a++)
+        if (table[a].nodes_check && table[a].nodes_check(t, size) != SKEWSHIM_REASON_NONE)
+            mask |= 1u << a;
+    return mask;
+}
+
 unsigned skewshim_algos_unpaid(const skewshim_topo *t, int size, int nics, uint64_t msgs,
                                double nonempty_bytes)
 {

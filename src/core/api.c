@@ -53,7 +53,7 @@ int skewshim_set_param(const char *name, const char *value)
         bit = OV_RANKS_PER_NODE;
     if (name && strcmp(name, "topology.nics_per_node") == 0)
         bit = OV_NICS_PER_NODE;
-    if (!bit)
+    if (!bit || (i >= 0 && skewshim_param_table[i].load_only))
         return -1;
     /* Parsed into a copy, published under the lock: a call in another
      * thread copies the overrides under the same lock, never half of one. */

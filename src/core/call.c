@@ -839,6 +839,7 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
             .nodes = c->cs->topo.nnodes,
             .nic_per_rank = skewshim_topo_nic_per_rank(&c->cs->topo, c->cs->topo_nics),
             .unrunnable = c->cs->unrunnable,
+            .cannot_run = c->cs->cannot_run,
             .max_block_bytes = (double)ag->max_block_bytes,
             .avg_block_bytes = (double)ag->sum_send / ((double)c->size * c->size),
             .avg_nonempty_bytes = skewshim_mean_nonempty(ag->sum_send, ag->sum_nonempty),

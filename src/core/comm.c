@@ -127,12 +127,14 @@ static void fix_choice(skewshim_comm *cs)
     cs->fixed_native = 0;
     cs->topo_nics = skewshim_nics_per_node();
     cs->unrunnable = skewshim_algos_unrunnable(&cs->topo, cs->size, cs->topo_nics);
+    cs->cannot_run = skewshim_algos_cannot_run(&cs->topo, cs->size);
     const skewshim_comm_facts cf = {
         .comm_size = cs->size,
         .nodes = cs->topo.nnodes,
         .nic_per_rank = skewshim_topo_nic_per_rank(&cs->topo, cs->topo_nics),
         .device_possible = cs->device_possible,
         .unrunnable = cs->unrunnable,
+        .cannot_run = cs->cannot_run,
     };
     unsigned passed = skewshim_policy_passed_over(&skewshim_g.policy, &cf);
     if (passed && !cs->passed_counted) {

@@ -155,6 +155,7 @@ static uint64_t hash_params(uint64_t h, const skewshim_params *p)
     h = fnv(h, &p->tuna_hier_radix, sizeof p->tuna_hier_radix);
     h = fnv(h, &p->tuna_hier_block_count, sizeof p->tuna_hier_block_count);
     h = fnv(h, &p->tuna_hier_variant, sizeof p->tuna_hier_variant);
+    h = fnv(h, &p->tuna_hier_pay_check, sizeof p->tuna_hier_pay_check);
     h = fnv(h, &p->sabre_alpha, sizeof p->sabre_alpha);
     h = fnv(h, &p->sabre_mtm_threshold, sizeof p->sabre_mtm_threshold);
     h = fnv(h, &p->fast_pipeline, sizeof p->fast_pipeline);

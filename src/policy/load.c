@@ -81,6 +81,7 @@ void skewshim_params_default(skewshim_params *p)
     p->tuna_hier_radix = 0;
     p->tuna_hier_block_count = 8;
     p->tuna_hier_variant = SKEWSHIM_TUNA_COALESCED;
+    p->tuna_hier_pay_check = 1;
     p->sabre_alpha = 1.05;
     p->sabre_mtm_threshold = 2.2;
     p->fast_pipeline = 1;

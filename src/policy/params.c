@@ -18,7 +18,7 @@ static const char *const variants[] = {"coalesced", "staggered", NULL};
 
 #define P(section, key, kind, min, excl, autok, choices, field)                         \
     {section, key, section "." key, kind, min, excl, autok, choices,                    \
-     offsetof(skewshim_params, field)}
+     offsetof(skewshim_params, field), 0}
 
 /* In the order of the fields of skewshim_params: bit i of a rule's
  * overrides is entry i (policy.h). */
@@ -28,12 +28,14 @@ const skewshim_param_desc skewshim_param_table[SKEWSHIM_NPARAMS] = {
     P("tuna_hier", "radix", SKEWSHIM_PK_INT, 2, 0, 1, NULL, tuna_hier_radix),
     P("tuna_hier", "block_count", SKEWSHIM_PK_INT, 1, 0, 0, NULL, tuna_hier_block_count),
     P("tuna_hier", "variant", SKEWSHIM_PK_ENUM, 0, 0, 0, variants, tuna_hier_variant),
+    {"tuna_hier", "pay_check", "tuna_hier.pay_check", SKEWSHIM_PK_BOOL, 0, 0, 0, NULL,
+     offsetof(skewshim_params, tuna_hier_pay_check), 1},
     P("sabre", "alpha", SKEWSHIM_PK_NUMBER, 1, 0, 0, NULL, sabre_alpha),
     P("sabre", "mtm_threshold", SKEWSHIM_PK_NUMBER, 1, 0, 0, NULL, sabre_mtm_threshold),
     P("fast", "pipeline", SKEWSHIM_PK_BOOL, 0, 0, 0, NULL, fast_pipeline),
     /* top level, and in rules */
     {NULL, "max_temp_bytes", "max_temp_bytes", SKEWSHIM_PK_SIZE, 0, 0, 0, NULL,
-     offsetof(skewshim_params, max_temp_bytes)},
+     offsetof(skewshim_params, max_temp_bytes), 0},
     /* the model feeds the log only; global, never in a rule */
     P("model", "intra_bw", SKEWSHIM_PK_NUMBER, 0, 1, 0, NULL, model_intra_bw),
     P("model", "inter_bw", SKEWSHIM_PK_NUMBER, 0, 1, 0, NULL, model_inter_bw),

@@ -27,9 +27,13 @@ typedef struct skewshim_param_desc {
     int allow_auto;
     const char *const *choices;   /* NULL-terminated, SKEWSHIM_PK_ENUM */
     size_t offset;                /* in skewshim_params */
+    /* Read only where the rules are matched, from the copies the policy
+     * holds: skewshim_set_param, which changes the parameters a chosen
+     * algorithm runs with, refuses it rather than take it and do nothing. */
+    int load_only;
 } skewshim_param_desc;
 
-#define SKEWSHIM_NPARAMS 14
+#define SKEWSHIM_NPARAMS 15
 extern const skewshim_param_desc skewshim_param_table[SKEWSHIM_NPARAMS];
 
 /* Index of a dotted name, or -1. */

@@ -22,6 +22,20 @@ static int runnable(const skewshim_rule *r, unsigned unrunnable)
     return !(unrunnable & 1u << r->use);
 }
 
+/* Whether the checks of whether its algorithm pays off pass the rule over
+ * (only tuna_hier has them): not where its author turned them off. */
+static int pay_checked(const skewshim_rule *r)
+{
+    return r->use != SKEWSHIM_ALGO_TUNA_HIER || r->params.tuna_hier_pay_check;
+}
+
+/* The algorithms of unrunnable (cannot run, or do not pay off) that pass
+ * this rule over. */
+static unsigned passes_over(const skewshim_rule *r, unsigned unrunnable, unsigned cannot_run)
+{
+    return pay_checked(r) ? unrunnable : cannot_run;
+}
+
 /* The matchers on what the communicator alone tells: one place for both
  * the per-call match and the checks made once per communicator. */
 static int comm_fits(const skewshim_rule *r, int comm_size, int nodes, int nic_per_rank)
@@ -34,9 +48,9 @@ static int rule_matches(const skewshim_rule *r, const skewshim_facts *f)
 {
     if (r->buffers != SKEWSHIM_BUF_ANY && r->buffers != f->buffers)
         return 0;
-    if (!runnable(r, f->unrunnable))
+    if (!runnable(r, passes_over(r, f->unrunnable, f->cannot_run)))
         return 0;
-    if (!runnable(r, f->unpaid) && skewshim_rule_uses_facts(r))
+    if (pay_checked(r) && !runnable(r, f->unpaid) && skewshim_rule_uses_facts(r))
         return 0;
     return comm_fits(r, f->comm_size, f->nodes, f->nic_per_rank) &&
            in_range(&r->max_block_bytes, f->max_block_bytes) &&
@@ -95,7 +109,7 @@ static int can_reach(const skewshim_rule *r, const skewshim_comm_facts *cf)
 /* Whether it can match any call there. */
 static int can_match(const skewshim_rule *r, const skewshim_comm_facts *cf)
 {
-    return can_reach(r, cf) && runnable(r, cf->unrunnable);
+    return can_reach(r, cf) && runnable(r, passes_over(r, cf->unrunnable, cf->cannot_run));
 }
 
 /* Whether it matches whatever the call looks like: nothing after it counts. */
@@ -149,7 +163,7 @@ unsigned skewshim_policy_passed_over(const skewshim_policy *p, const skewshim_co
         const skewshim_rule *r = &p->rules[i];
         if (!can_reach(r, cf))
             continue;
-        if (!runnable(r, cf->unrunnable))
+        if (!runnable(r, passes_over(r, cf->unrunnable, cf->cannot_run)))
             mask |= 1u << r->use;
         else if (matches_every_call(r, cf->device_possible))
             break;

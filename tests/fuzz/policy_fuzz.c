@@ -27,7 +27,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         {.comm_size = 64, .max_block_bytes = 1 << 20, .avg_block_bytes = 1 << 18, .mtm = 3.0,
          .send_mtm = 1.0, .recv_mtm = 3.0, .buffers = SKEWSHIM_BUF_HOST, .nodes = 8,
          .nic_per_rank = 1,
-         .unrunnable = 1u << SKEWSHIM_ALGO_TUNA_HIER},
+         .unrunnable = 1u << SKEWSHIM_ALGO_TUNA_HIER, .unpaid = 1u << SKEWSHIM_ALGO_TUNA_HIER},
+        {.comm_size = 6, .max_block_bytes = 16, .avg_block_bytes = 8, .mtm = 1.0,
+         .send_mtm = 1.0, .recv_mtm = 1.0, .buffers = SKEWSHIM_BUF_HOST, .nodes = 2,
+         .unrunnable = 1u << SKEWSHIM_ALGO_TUNA_HIER, .cannot_run = 1u << SKEWSHIM_ALGO_TUNA_HIER},
         {.comm_size = 8, .max_block_bytes = 64 << 20, .avg_block_bytes = 8 << 20, .mtm = 2.5,
          .send_mtm = 2.5, .recv_mtm = 1.0, .buffers = SKEWSHIM_BUF_DEVICE, .nodes = 2},
     };
@@ -39,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             __builtin_trap();
         int rule;
         skewshim_comm_facts cf = {facts[i].comm_size, facts[i].nodes, facts[i].nic_per_rank, 1,
-                                  facts[i].unrunnable};
+                                  facts[i].unrunnable, facts[i].cannot_run};
         (void)skewshim_policy_fixed_choice(&p, &cf, &rule);
     }
     char buf[1024];

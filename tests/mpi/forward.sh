@@ -76,6 +76,28 @@ printf 'version: 1\nrules:\n  - {nic_per_rank: true, use: scattered}\n  - {use: 
     > "$TESTDIR/nicrule.yaml"
 nic_steps "rules on nic_per_rank" pairwise scattered pairwise
 batch_run 4 "$TESTDIR/nicrule.yaml"
+# tuna_hier.pay_check false: the rule's author measured it, so the checks
+# of whether tuna_hier pays off (nodes 5 + 1; a NIC per rank) do not pass
+# it over and nothing is counted; set at run time the key is refused (only
+# the rules read it, when they are matched).
+printf 'version: 1\nlog: {level: summary, stderr: true, path: "%s/po-%%j.jsonl"}\nrules:\n  - {max_block_bytes: [0, inf], use: tuna_hier, tuna_hier: {pay_check: false}}\n  - {use: pairwise}\n' \
+    "$TESTDIR" > "$TESTDIR/paycheck.yaml"
+paycheck_runs() {   # paycheck_runs N WHAT PARAM...
+    n=$1 what=$2; shift 2
+    rm -f "$TESTDIR"/po-*.jsonl
+    SKEWSHIM_CONFIG="$TESTDIR/paycheck.yaml" mpirun_n "$n" "$CHECK" --algo auto --expect tuna_hier \
+        "$@" --workloads uniform,zero
+    rc=$?
+    ok $rc "pay_check false, $what: the rule runs tuna_hier: $(grep '^alltoallv_check:' "$TESTDIR/out" | tail -1)"
+    ! grep -q "passed over" "$TESTDIR/out" && grep -q '"passed_over": {}' "$TESTDIR"/po-*.jsonl
+    ok $? "pay_check false, $what: nothing passed over in the summary"
+}
+paycheck_runs 6 "nodes 5 + 1" --param topology.ranks_per_node=5
+paycheck_runs 4 "nodes of 2, a NIC per rank" --param topology.ranks_per_node=2 \
+    --param topology.nics_per_node=2
+mpirun_n 2 "$CHECK" --algo auto --param tuna_hier.pay_check=false --workloads uniform >/dev/null 2>&1
+[ $? -ne 0 ] && grep -q "bad --param" "$TESTDIR/out"
+ok $? "skewshim_set_param refuses tuna_hier.pay_check"
 # Nodes of 4 + 2 (the ranks of the node of 2 send 2 messages, the linear
 # exchange 5) and 2 + 2: the same rule runs tuna_hier.
 for nq in 6:4 4:2; do

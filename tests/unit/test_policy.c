@@ -35,6 +35,7 @@ static int params_equal(const skewshim_params *a, const skewshim_params *b)
            a->tuna_radix == b->tuna_radix && a->tuna_hier_radix == b->tuna_hier_radix &&
            a->tuna_hier_block_count == b->tuna_hier_block_count &&
            a->tuna_hier_variant == b->tuna_hier_variant &&
+           a->tuna_hier_pay_check == b->tuna_hier_pay_check &&
            a->sabre_alpha == b->sabre_alpha &&
            a->sabre_mtm_threshold == b->sabre_mtm_threshold &&
            a->fast_pipeline == b->fast_pipeline && a->max_temp_bytes == b->max_temp_bytes &&
@@ -67,7 +68,7 @@ static void test_defaults(void)
     skewshim_params d;
     skewshim_params_default(&d);
     TAP_OK(d.scattered_block_count == 32 && d.tuna_radix == 0 && d.tuna_hier_radix == 0 &&
-               d.tuna_hier_block_count == 8 && d.tuna_hier_variant == SKEWSHIM_TUNA_COALESCED &&
+               d.tuna_hier_block_count == 8 && d.tuna_hier_variant == SKEWSHIM_TUNA_COALESCED && d.tuna_hier_pay_check == 1 &&
                d.sabre_alpha == 1.05 && d.sabre_mtm_threshold == 2.2 && d.fast_pipeline == 1 &&
                d.max_temp_bytes == 1073741824ull && d.model_intra_bw == 150e9 &&
                d.model_inter_bw == 25e9 && d.model_latency == 5e-6,
@@ -227,7 +228,7 @@ static const char every_key[] =
     "    use: tuna_hier\n"
     "    scattered: {block_count: 2}\n"
     "    tuna: {radix: 3}\n"
-    "    tuna_hier: {radix: 5, block_count: 7, variant: coalesced}\n"
+    "    tuna_hier: {radix: 5, block_count: 7, variant: coalesced, pay_check: no}\n"
     "    sabre: {alpha: 1.2, mtm_threshold: 4}\n"
     "    fast: {pipeline: off}\n"
     "    max_temp_bytes: 2KB\n"
@@ -238,6 +239,7 @@ static const char every_key[] =
     "  radix: auto\n"
     "  block_count: 3\n"
     "  variant: staggered\n"
+    "  pay_check: true\n"
     "sabre:\n"
     "  alpha: 1\n"
     "  mtm_threshold: 3.5\n"
@@ -267,7 +269,7 @@ static void test_every_key(void)
            "model section (flow style)");
     TAP_OK(g->scattered_block_count == 16 && g->tuna_radix == 4 && g->tuna_hier_radix == 0 &&
                g->tuna_hier_block_count == 3 && g->tuna_hier_variant == SKEWSHIM_TUNA_STAGGERED &&
-               g->sabre_alpha == 1.0 && g->sabre_mtm_threshold == 3.5 && g->fast_pipeline == 0,
+               g->tuna_hier_pay_check == 1 && g->sabre_alpha == 1.0 && g->sabre_mtm_threshold == 3.5 && g->fast_pipeline == 0,
            "global algorithm sections, also those after the rules");
     TAP_OK(p.nrules == 2, "two rules");
     if (p.nrules != 2)
@@ -284,12 +286,12 @@ static void test_every_key(void)
     const skewshim_params *q = &r->params;
     TAP_OK(q->scattered_block_count == 2 && q->tuna_radix == 3 && q->tuna_hier_radix == 5 &&
                q->tuna_hier_block_count == 7 && q->tuna_hier_variant == SKEWSHIM_TUNA_COALESCED &&
-               q->sabre_alpha == 1.2 && q->sabre_mtm_threshold == 4 && q->fast_pipeline == 0 &&
+               q->tuna_hier_pay_check == 0 && q->sabre_alpha == 1.2 && q->sabre_mtm_threshold == 4 && q->fast_pipeline == 0 &&
                q->max_temp_bytes == 2048,
            "rule 0 overrides every parameter section");
     TAP_OK(q->model_intra_bw == 1e11 && q->model_inter_bw == 12.5e9,
            "rule 0 keeps the global model");
-    TAP_OK(r->overrides == 0x1ffu, "rule 0 override bits 0..8 (got 0x%x)", r->overrides);
+    TAP_OK(r->overrides == 0x3ffu, "rule 0 override bits 0..9 (got 0x%x)", r->overrides);
     TAP_OK(params_equal(&p.rules[1].params, g) && p.rules[1].overrides == 0 &&
                !p.rules[1].comm_size.set && p.rules[1].buffers == SKEWSHIM_BUF_ANY,
            "rule 1 has no matchers and the global params");
@@ -562,7 +564,7 @@ static void test_overrides(void)
            "rule 0 gets its own radix and temp cap");
     TAP_OK(r0->sabre_mtm_threshold == 3 && r0->sabre_alpha == 1.05,
            "rule 0 sees a global section written after it");
-    TAP_OK(p.rules[0].overrides == ((1u << 1) | (1u << 8)), "rule 0 override bits (0x%x)",
+    TAP_OK(p.rules[0].overrides == ((1u << 1) | (1u << 9)), "rule 0 override bits (0x%x)",
            p.rules[0].overrides);
     TAP_OK(r1->tuna_radix == 4 && r1->sabre_alpha == 1.5 && r1->sabre_mtm_threshold == 3 &&
                r1->max_temp_bytes == 1u << 30,
@@ -1160,6 +1162,80 @@ static void test_passed_over(void)
     skewshim_policy_free(&p);
 }
 
+/* tuna_hier.pay_check false: the rule's author measured, so only "cannot
+ * run" passes it over, not "does not pay off" (the communicator's or the
+ * call's); a rule without it keeps both; the global value reaches every
+ * rule; skewshim_set_param refuses the key (only rule matching reads it). */
+static void test_pay_check(void)
+{
+    const unsigned th = 1u << SKEWSHIM_ALGO_TUNA_HIER;
+    skewshim_policy p;
+    skewshim_error e;
+    int rc = load("version: 1\n"
+                  "rules:\n"
+                  "  - {comm_size: [4, 7], max_block_bytes: [0, 64], use: tuna_hier,\n"
+                  "     tuna_hier: {pay_check: false}}\n"
+                  "  - {comm_size: [8, inf], max_block_bytes: [0, 64], use: tuna_hier}\n"
+                  "  - {comm_size: [4, inf], use: scattered}\n",
+                  &p, &e);
+    TAP_OK(rc == 0, "pay_check policy loads: %s", rc ? e.msg : "");
+    if (rc)
+        return;
+    TAP_OK(p.rules[0].params.tuna_hier_pay_check == 0 && p.rules[1].params.tuna_hier_pay_check == 1,
+           "pay_check: off in rule 0 only");
+    skewshim_facts f = {.comm_size = 6, .nodes = 2, .max_block_bytes = 16,
+                        .avg_block_bytes = 8, .avg_nonempty_bytes = 8, .mtm = 1,
+                        .send_mtm = 1, .recv_mtm = 1, .buffers = SKEWSHIM_BUF_HOST,
+                        .unrunnable = th, .unpaid = th};
+    skewshim_algo_id a = SKEWSHIM_ALGO_NATIVE;
+    const skewshim_params *pp;
+    int r = skewshim_policy_choose(&p, &f, &a, &pp);
+    TAP_OK(r == 0 && a == SKEWSHIM_ALGO_TUNA_HIER,
+           "does not pay off here or on these blocks: the unchecked rule runs (got %d)", r);
+    f.comm_size = 8;
+    r = skewshim_policy_choose(&p, &f, &a, &pp);
+    TAP_OK(r == 2 && a == SKEWSHIM_ALGO_SCATTERED,
+           "the checked rule is passed over, scattered (got %d)", r);
+    f.comm_size = 6;
+    f.cannot_run = th;
+    r = skewshim_policy_choose(&p, &f, &a, &pp);
+    TAP_OK(r == 2 && a == SKEWSHIM_ALGO_SCATTERED,
+           "where tuna_hier cannot run the unchecked rule is passed over too (got %d)", r);
+#define CF2(P, un, cr)                                                                     \
+    (&(skewshim_comm_facts){.comm_size = (P), .nodes = 2, .unrunnable = (un), .cannot_run = (cr)})
+    TAP_OK(skewshim_policy_passed_over(&p, CF2(6, th, 0)) == 0 &&
+               skewshim_policy_passed_over(&p, CF2(6, th, th)) == th &&
+               skewshim_policy_passed_over(&p, CF2(8, th, 0)) == th,
+           "counted as passed over: the unchecked rule only where it cannot run");
+    TAP_OK(skewshim_policy_candidates(&p, CF2(6, th, 0)) == (th | 1u << SKEWSHIM_ALGO_SCATTERED) &&
+               skewshim_policy_candidates(&p, CF2(8, th, 0)) == 1u << SKEWSHIM_ALGO_SCATTERED,
+           "candidates: tuna_hier from the unchecked rule only");
+    int rule = -9;
+    TAP_OK(skewshim_policy_fixed_choice(&p, CF2(6, th, 0), &rule) == 0 &&
+               skewshim_policy_fixed_choice(&p, CF2(8, th, 0), &rule) == 1 && rule == 2,
+           "fixed choice: agreed where the unchecked rule can match, rule 2 where not (got %d)",
+           rule);
+#undef CF2
+    skewshim_policy_free(&p);
+    rc = load("version: 1\n"
+              "tuna_hier: {pay_check: off}\n"
+              "rules:\n"
+              "  - {max_block_bytes: [0, 64], use: tuna_hier}\n"
+              "  - {use: scattered}\n",
+              &p, &e);
+    f.cannot_run = 0;
+    TAP_OK(rc == 0 && skewshim_policy_choose(&p, &f, &a, &pp) == 0 && a == SKEWSHIM_ALGO_TUNA_HIER,
+           "the global pay_check: off reaches a rule without its own section");
+    if (rc == 0)
+        skewshim_policy_free(&p);
+    int i = skewshim_param_index("tuna_hier.pay_check");
+    int others = 0;
+    for (int k = 0; k < SKEWSHIM_NPARAMS; k++)
+        others += k != i && skewshim_param_table[k].load_only;
+    TAP_OK(i >= 0 && skewshim_param_table[i].load_only && others == 0,
+           "tuna_hier.pay_check alone is read at load only (set_param refuses it)");
+}
+
 int main(void)
 {
     test_defaults();
@@ -1173,6 +1249,7 @@ int main(void)
     test_nonempty_matcher();
     test_nic_per_rank_matcher();
     test_passed_over();
+    test_pay_check();
     test_bad_inputs();
     test_empty_and_comments();
     test_files();

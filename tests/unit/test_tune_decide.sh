@@ -127,4 +127,10 @@ two_ranges() {
 two_ranges send send_mtm
 two_ranges recv recv_mtm
 two_ranges nonempty avg_nonempty_bytes tuna_hier scattered
+# The rule it measured tuna_hier for keeps the policy's pay checks off (they
+# would pass it over with a NIC per rank below 128 saved messages); the
+# scattered one has no such key.
+grep -q "use: tuna_hier, tuna_hier: {pay_check: false}}" "$tmp/nonempty.yaml" &&
+    ! grep "use: scattered" "$tmp/nonempty.yaml" | grep -q pay_check
+ok $? "the tuned tuna_hier rule sets pay_check: false, the scattered one not"
 echo "1..$n"
