@@ -1057,6 +1057,14 @@ static void test_param_table(void)
     }
 }
 
+/* An agreed call of 16 B blocks at most on 6 ranks over 2 nodes, no skew. */
+static skewshim_facts small_host_call(void)
+{
+    return (skewshim_facts){.comm_size = 6, .nodes = 2, .max_block_bytes = 16,
+                            .avg_block_bytes = 8, .avg_nonempty_bytes = 8, .mtm = 1,
+                            .send_mtm = 1, .recv_mtm = 1, .buffers = SKEWSHIM_BUF_HOST};
+}
+
 /* A rule whose algorithm cannot run on the communicator's nodes (the
  * caller's unrunnable mask; tuna_hier's bit stands for any) is passed
  * over, as if it did not match, in the per-call choice, the choice fixed
@@ -1075,9 +1083,7 @@ static void test_passed_over(void)
     TAP_OK(rc == 0, "passed-over policy loads: %s", rc ? e.msg : "");
     if (rc)
         return;
-    skewshim_facts f = {.comm_size = 6, .nodes = 2, .max_block_bytes = 16,
-                        .avg_block_bytes = 8, .avg_nonempty_bytes = 8, .mtm = 1,
-                        .send_mtm = 1, .recv_mtm = 1, .buffers = SKEWSHIM_BUF_HOST};
+    skewshim_facts f = small_host_call();
     skewshim_algo_id a = SKEWSHIM_ALGO_NATIVE;
     const skewshim_params *pp;
     int r = skewshim_policy_choose(&p, &f, &a, &pp);
@@ -1183,10 +1189,8 @@ static void test_pay_check(void)
         return;
     TAP_OK(p.rules[0].params.tuna_hier_pay_check == 0 && p.rules[1].params.tuna_hier_pay_check == 1,
            "pay_check: off in rule 0 only");
-    skewshim_facts f = {.comm_size = 6, .nodes = 2, .max_block_bytes = 16,
-                        .avg_block_bytes = 8, .avg_nonempty_bytes = 8, .mtm = 1,
-                        .send_mtm = 1, .recv_mtm = 1, .buffers = SKEWSHIM_BUF_HOST,
-                        .unrunnable = th, .unpaid = th};
+    skewshim_facts f = small_host_call();
+    f.unrunnable = f.unpaid = th;
     skewshim_algo_id a = SKEWSHIM_ALGO_NATIVE;
     const skewshim_params *pp;
     int r = skewshim_policy_choose(&p, &f, &a, &pp);
