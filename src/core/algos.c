@@ -139,17 +139,6 @@ static const skewshim_algo table[SKEWSHIM_ALGO_COUNT] = {
                                    0, 0, NULL, NULL, NULL, FANOUT_DEVICE},
 };
 
-unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics)
-{
-    unsigned mask = 0;
-    uint64_t dense = size > 0 ? (uint64_t)size - 1 : 0;
-    for (int a = 0; a < SKEWSHIM_ALGO_COUNT; a++)
-        if ((table[a].nodes_check && table[a].nodes_check(t, size) != SKEWSHIM_REASON_NONE) ||
-            (table[a].nodes_pay && !table[a].nodes_pay(t, size, nics, dense, 0.0)))
-            mask |= 1u << a;
-    return mask;
-}
-
 unsigned skewshim_algos_cannot_run(const skewshim_topo *t, int size)
 {
     unsigned mask = 0;
@@ -157,6 +146,14 @@ unsigned skewshim_algos_cannot_run(const skewshim_topo *t, int size)
         if (table[a].nodes_check && table[a].nodes_check(t, size) != SKEWSHIM_REASON_NONE)
             mask |= 1u << a;
     return mask;
+}
+
+/* Every block full and no bytes counted: the most any call could save, so
+ * an algorithm that does not pay here pays on no call. */
+unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics)
+{
+    uint64_t dense = size > 0 ? (uint64_t)size - 1 : 0;
+    return skewshim_algos_cannot_run(t, size) | skewshim_algos_unpaid(t, size, nics, dense, 0.0);
 }
 
 unsigned skewshim_algos_unpaid(const skewshim_topo *t, int size, int nics, uint64_t msgs,
