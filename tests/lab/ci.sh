@@ -204,17 +204,18 @@ verified uneven65 "P=65 (32 + 32 + 1), uniform 16 B: scattered, tuna_hier and au
 auto_kept_scattered "$OUT/uneven65/results.csv" 65 16 1.05 "P=65 (32 + 32 + 1), uniform 16 B"
 # A NIC per rank (gpu-h200: nodes of 8, and the lab tells the shim 8 NICs a
 # node): at P = 64 tuna_hier would save the busiest rank 56 of the linear
-# exchange's 63 messages, too few for the agreement and its intra-node
-# rounds (1.37x scattered today), so the policy passes over its rules and
-# auto must run scattered.
+# exchange's 63 messages, 47 net of its 7 phase-2 messages weighed 2.25
+# each, too few for the agreement and its intra-node rounds (1.37x
+# scattered today), so the policy passes over its rules and auto must run
+# scattered.
 verified nics64 "gpu-h200 P=64 (a NIC per rank), uniform 16 B: scattered, tuna_hier and auto verified" \
     --platform gpu-h200 --ranks 64 --sizes 16 --algos scattered,tuna_hier,auto --iters 1 --warmup 0
 auto_kept_scattered "$OUT/nics64/results.csv" 64 16 1.2 "gpu-h200 P=64, a NIC per rank, uniform 16 B"
-# At P = 192 (24 nodes of 8) dense blocks leave tuna_hier 168 messages to
-# save and it runs (0.781x scattered today); power-law 16 B blocks leave the
-# linear exchange only the non-empty ones (68 a row), fewer than 128 saved
-# by the agreed count, so the rule is passed over for the call and auto must
-# run scattered (tuna_hier 1.169x today; auto ran it before).
+# At P = 192 (24 nodes of 8) dense blocks leave tuna_hier 135 net messages
+# to save and it runs (0.781x scattered today); power-law 16 B blocks leave
+# the linear exchange only the non-empty ones (85 on the busiest rank), 33
+# net by the agreed count, so the rule is passed over for the call and auto
+# must run scattered (tuna_hier 1.169x today; auto ran it before).
 verified nics192p "gpu-h200 P=192 (a NIC per rank), power 16 B: scattered, tuna_hier and auto verified" \
     --platform gpu-h200 --ranks 192 --sizes 16 --workloads power --algos scattered,tuna_hier,auto \
     --iters 1 --warmup 0
@@ -250,13 +251,13 @@ py=$?
 ok $? "gpu-h200 P=192, power 16 B: the log says scattered, 85 messages on the busiest rank, and counts the passed-over calls"
 # Larger blocks with a NIC per rank: the built-in rule for a NIC per rank
 # (to 512 B) runs tuna_hier where the call's line says the messages it
-# saves pay for its copies (at least 1.6 a byte of the mean non-empty
-# block).  At P = 256 on nodes of 8 it saves 224: dense blocks of up to 256
-# B (128.5 B a non-empty block, 1.74 a byte) take tuna_hier 0.838x
-# scattered and auto must run it (it ran scattered before the rule).  On
-# nodes of 4 it saves 192: blocks of up to 512 B (256.7 B, 0.75 a byte)
-# take it 1.183x and auto must keep scattered (the rule alone, without the
-# bytes in the line, would run it).
+# saves pay for its copies (a net saving of at least 86 + 0.3 times the
+# mean non-empty block's bytes, and those bytes).  At P = 256 on nodes of 8
+# it saves 185 net: dense blocks of up to 256 B (128.5 B a non-empty block,
+# 1.44 a byte) take tuna_hier 0.838x scattered and auto must run it (it ran
+# scattered before the rule).  On nodes of 4 it saves 113 net: blocks of up
+# to 512 B (256.7 B, 0.44 a byte) take it 1.183x and auto must keep
+# scattered (the rule alone, without the bytes in the line, would run it).
 verified nics256 "gpu-h200 P=256 (a NIC per rank), uniform 256 B: scattered, tuna_hier and auto verified" \
     --platform gpu-h200 --ranks 256 --sizes 256 --workloads uniform --algos scattered,tuna_hier,auto \
     --iters 1 --warmup 0
