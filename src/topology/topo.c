@@ -124,9 +124,9 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * non-empty block, so power-law blocks of 42 B a non-empty one stay
  * behind at 92-95 net (1.02-1.10x) where 8.5 B blocks gain at 92; the
  * line asks 86 + 0.3 bytes.  On larger blocks the net saving must also
- * reach the bytes themselves: ahead wherever it is 1.08 of them or more
- * at 192-1024 ranks (0.68-0.96x), behind wherever it is 0.91 or less
- * (1.01-1.51x).  It is not one of messages a byte alone: at 1024 ranks
+ * reach the bytes themselves: on blocks of up to 128-512 B at 128-1024
+ * ranks, ahead wherever it is 1.08 of them or more (0.68-0.96x), behind
+ * wherever it is 0.91 or less (1.01-1.27x).  It is not one of messages a byte alone: at 1024 ranks
  * on nodes of 8, 1 KiB blocks (1.44 a byte) take tuna_hier 1.09x where
  * 512 B blocks at 512 ranks (1.44) take it 0.84x, so the built-in rule
  * that leans on the line stops at 512 B.  msgs is P - 1 and bytes 0 for

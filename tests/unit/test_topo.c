@@ -83,8 +83,8 @@ int main(void)
         {192, 8, 85, 4.6, 0, "gpu-h200 P=192, power 16 B (85 messages): 1.169x"},
         {256, 4, 91, 4.6, 0, "gpu-perlmutter P=256, power 16 B (91 messages): 1.440x"},
         {512, 4, 161, 41.9, 0, "gpu-perlmutter P=512, power 256 B (161 messages): 1.298x"},
-        {256, 8, 145, 41.9, 0, "gpu-h200 P=256, power 256 B (114 saved): 0.926x, given up"},
-        {512, 8, 161, 41.9, 0, "gpu-h200 P=512, power 256 B (98 saved): 0.956x, given up"},
+        {256, 8, 145, 41.9, 0, "gpu-h200 P=256, power 256 B (75 net): 0.926x, given up"},
+        {512, 8, 161, 41.9, 0, "gpu-h200 P=512, power 256 B (19 net): 0.956x, given up"},
         {192, 8, 191, 128.7, 1, "gpu-h200 P=192, uniform 256 B (128.7 B): 0.960x"},
         /* Where the plain count of saved messages put the line on the
          * wrong side: nodes of 8 at 128-144 ranks, nodes of 4 at 176-192
