@@ -44,6 +44,8 @@ desc = {
                     "scale-up hop latency is the only change)",
     "gpu-h200-pairs": "gpu-h200's links (450 GB/s scale-up, a 400 Gb/s NIC per rank) on "
                       "nodes of 2 ranks (the node size is the only change)",
+    "gpu-h200-16": "gpu-h200's links (450 GB/s scale-up, a 400 Gb/s NIC per rank) on "
+                   "nodes of 16 ranks (the node size is the only change)",
     "gpu-perlmutter-nics1": "gpu-perlmutter's nodes with one 200 Gb/s NIC a node, shared "
                             "by its 4 ranks (the NIC count is the only change)",
     "gpu-perlmutter-shm": "gpu-perlmutter's nodes (a NIC per rank) with the ranks of a node "
