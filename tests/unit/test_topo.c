@@ -84,7 +84,7 @@ int main(void)
         {256, 4, 91, 4.6, 0, "gpu-perlmutter P=256, power 16 B (91 messages): 1.440x"},
         {512, 4, 161, 41.9, 0, "gpu-perlmutter P=512, power 256 B (161 messages): 1.298x"},
         {256, 8, 145, 41.9, 0, "gpu-h200 P=256, power 256 B (75 net): 0.926x, given up"},
-        {512, 8, 161, 41.9, 0, "gpu-h200 P=512, power 256 B (19 net): 0.956x, given up"},
+        {512, 8, 161, 41.9, 1, "gpu-h200 P=512, power 256 B (16 stages: 114 net): 0.956x"},
         {192, 8, 191, 128.7, 1, "gpu-h200 P=192, uniform 256 B (128.7 B): 0.960x"},
         /* Where the plain count of saved messages put the line on the
          * wrong side: nodes of 8 at 128-144 ranks, nodes of 4 at 176-192
@@ -100,6 +100,30 @@ int main(void)
         {128, 8, 126, 41.92, 0, "gpu-h200 P=128, power 256 B: 1.018x"},
         {136, 8, 131, 41.92, 0, "gpu-h200 P=136, power 256 B: 1.027x"},
         {144, 8, 130, 41.92, 0, "gpu-h200 P=144, power 256 B: 1.099x"},
+        /* Nodes of 16 (gpu-h200-16): dense blocks level between 84 and
+         * 98 net, as on nodes of 8 and 4. */
+        {96, 16, 95, 8.50, 0, "gpu-h200-16 P=96, uniform 16 B (84 net): 1.076x"},
+        {112, 16, 111, 8.49, 1, "gpu-h200-16 P=112, uniform 16 B (98 net): 0.892x"},
+        {112, 16, 111, 45.57, 0, "gpu-h200-16 P=112, power 256 B: 1.070x"},
+        {128, 16, 127, 128.05, 0, "gpu-h200-16 P=128, uniform 256 B (128 B): 1.065x"},
+        {128, 16, 126, 41.92, 1, "gpu-h200-16 P=128, power 256 B: 0.974x"},
+        {192, 16, 85, 4.60, 0, "gpu-h200-16 P=192, power 16 B (6 stages): 1.040x"},
+        /* Sparse rows, where the linear exchange's stages (32 peers each,
+         * every one holding a block) outweigh its messages: gained since
+         * a stage is weighed 16 messages. */
+        {256, 16, 91, 4.60, 1, "gpu-h200-16 P=256, power 16 B (8 stages): 0.862x"},
+        {512, 16, 91, 4.60, 1, "gpu-h200-16 P=512, power 16 B (16 stages): 0.728x"},
+        {512, 16, 161, 41.92, 1, "gpu-h200-16 P=512, power 256 B (16 stages): 0.700x"},
+        {384, 16, 91, 4.60, 1, "gpu-h200-16 P=384, power 16 B (12 stages): 0.829x"},
+        {384, 16, 146, 41.92, 1, "gpu-h200-16 P=384, power 256 B (12 stages): 0.781x"},
+        {384, 8, 91, 4.60, 0, "gpu-h200 P=384, power 16 B (12 stages, 86 net): 1.096x"},
+        {384, 8, 146, 41.92, 0, "gpu-h200 P=384, power 256 B (12 stages, 86 net): 1.026x"},
+        {512, 4, 91, 4.60, 0, "gpu-perlmutter P=512, power 16 B (16 stages): 1.481x"},
+        {512, 8, 91, 4.60, 1, "gpu-h200 P=512, power 16 B (16 stages, 114 net): 1.008x, level"},
+        /* Behind where the line runs it: 9 phase-2 steps open a second
+         * batch of tuna_hier's block_count 8 (0.98x with 16 or 32). */
+        {160, 16, 159, 128.57, 1, "gpu-h200-16 P=160, uniform 256 B: 1.046x, a second batch"},
+        {160, 16, 133, 41.92, 1, "gpu-h200-16 P=160, power 256 B: 1.049x, a second batch"},
         {1024, 8, 1023, 513.1, 1,
          "gpu-h200 P=1024, uniform 1 KiB (513.1 B): 1.086x, past the line's reach (the "
          "built-in rule stops at 512 B)"},
