@@ -134,21 +134,7 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * busiest rank's count and the agreed mean for a call's.  The NICs are
  * the key because the user states them; the lab's times follow the
  * latency between a node's ranks, not the NICs ("Fewer NICs than ranks,
- * and what the line really follows").
- * Sparse rows (power-law blocks) are where a count of messages alone
- * misleads: the linear exchange posts its peers in stages of MPICH's
- * throttle, 32, and waits for each, so with a few non-empty blocks in
- * every stage its time follows the stages, not the messages (scattered:
- * 71 us for 91 messages at 512 ranks, 0.30 us a message on dense rows).
- * A stage holding a message costs at least about 16 messages' time, its
- * round trip; so weighed, nodes of 16 ("Nodes of 16 ranks and the linear
- * exchange's stages") gain 0.70-0.86x at 256-512 ranks on power-law
- * blocks that the count of messages gave up, and nodes of 8 0.96x at
- * 512 (level, 1.008x, on 16 B blocks: their sparse rows are level near
- * 114 net, not 86).  No more stages than messages are counted: a stage
- * costs its round trip only if it holds one of them. */
-#define LINEAR_EXCHANGE_STAGE_PEERS 32
-#define MESSAGES_PER_LINEAR_EXCHANGE_STAGE 16.0
+ * and what the line really follows"). */
 #define PHASE2_WEIGHT_WITH_NIC_PER_RANK 2.25
 #define NET_SAVED_WITH_NIC_PER_RANK 86.0
 #define NET_SAVED_ADDED_PER_BYTE 0.3
@@ -162,13 +148,7 @@ int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t
     if (2 * phase2 > (int64_t)size - 1)
         return 0;
     if (skewshim_topo_nic_per_rank(t, nics)) {
-        uint64_t stages = (uint64_t)(size - 1) / LINEAR_EXCHANGE_STAGE_PEERS + 1;
-        if (stages > msgs)
-            stages = msgs;
-        double linear = MESSAGES_PER_LINEAR_EXCHANGE_STAGE * (double)stages;
-        if (linear < (double)msgs)
-            linear = (double)msgs;
-        double net = linear - PHASE2_WEIGHT_WITH_NIC_PER_RANK * (double)phase2;
+        double net = (double)msgs - PHASE2_WEIGHT_WITH_NIC_PER_RANK * (double)phase2;
         if (net < NET_SAVED_WITH_NIC_PER_RANK + NET_SAVED_ADDED_PER_BYTE * bytes ||
             net < NET_SAVED_PER_BYTE_WITH_NIC_PER_RANK * bytes)
             return 0;
