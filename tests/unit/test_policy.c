@@ -114,29 +114,31 @@ static void test_builtin(void)
         const skewshim_rule *r = p.rules;
         TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA_HIER && r[0].buffers == SKEWSHIM_BUF_HOST &&
                    r[0].comm_size.lo == 128 && r[0].comm_size.hi < 0 &&
-                   r[0].max_block_bytes.set && r[0].max_block_bytes.lo == 0 &&
-                   r[0].max_block_bytes.hi == 64 && !r[0].mtm.set && !r[0].avg_block_bytes.set,
-               "rule 0: host, >= 128 ranks, blocks <= 64 B -> tuna_hier");
-        TAP_OK(small_rule(&r[1], 128, 255, 65, 1024, 64) && !r[1].avg_block_bytes.set,
-               "rule 1: host, 128-255 ranks, blocks 65 B - 1 KiB, <= 64 B per non-empty block "
+                   r[0].max_block_bytes.lo == 0 && r[0].max_block_bytes.hi == 512 &&
+                   r[0].nic_per_rank.set && r[0].nic_per_rank.lo == 1 &&
+                   r[0].nic_per_rank.hi == 1 && !r[0].avg_nonempty_bytes.set &&
+                   !r[0].avg_block_bytes.set && !r[0].nodes.set &&
+                   r[0].params.tuna_hier_block_count == 32 && r[0].overrides == 1u << 3,
+               "rule 0: host, >= 128 ranks, blocks to 512 B, a NIC per rank -> tuna_hier, "
+               "block_count 32");
+        TAP_OK(r[1].use == SKEWSHIM_ALGO_TUNA_HIER && r[1].buffers == SKEWSHIM_BUF_HOST &&
+                   r[1].comm_size.lo == 128 && r[1].comm_size.hi < 0 &&
+                   r[1].max_block_bytes.set && r[1].max_block_bytes.lo == 0 &&
+                   r[1].max_block_bytes.hi == 64 && !r[1].mtm.set && !r[1].avg_block_bytes.set,
+               "rule 1: host, >= 128 ranks, blocks <= 64 B -> tuna_hier");
+        TAP_OK(small_rule(&r[2], 128, 255, 65, 1024, 64) && !r[2].avg_block_bytes.set,
+               "rule 2: host, 128-255 ranks, blocks 65 B - 1 KiB, <= 64 B per non-empty block "
                "-> tuna_hier");
-        TAP_OK(small_rule(&r[2], 256, 1023, 65, 1024, 84) && !r[2].avg_block_bytes.set,
-               "rule 2: host, 256-1023 ranks, blocks 65 B - 1 KiB, <= 84 B per non-empty block "
+        TAP_OK(small_rule(&r[3], 256, 1023, 65, 1024, 84) && !r[3].avg_block_bytes.set,
+               "rule 3: host, 256-1023 ranks, blocks 65 B - 1 KiB, <= 84 B per non-empty block "
                "-> tuna_hier");
-        TAP_OK(small_rule(&r[3], 1024, -1, 65, 1024, 144) && r[3].avg_block_bytes.set &&
-                   r[3].avg_block_bytes.lo == 0 && r[3].avg_block_bytes.hi == 80,
-               "rule 3: host, >= 1024 ranks, blocks 65 B - 1 KiB, average <= 80 B, <= 144 B per "
+        TAP_OK(small_rule(&r[4], 1024, -1, 65, 1024, 144) && r[4].avg_block_bytes.set &&
+                   r[4].avg_block_bytes.lo == 0 && r[4].avg_block_bytes.hi == 80,
+               "rule 4: host, >= 1024 ranks, blocks 65 B - 1 KiB, average <= 80 B, <= 144 B per "
                "non-empty block -> tuna_hier");
-        TAP_OK(small_rule(&r[4], 64, 127, 0, 1024, 36) && !r[4].avg_block_bytes.set,
-               "rule 4: host, 64-127 ranks, blocks to 1 KiB, <= 36 B per non-empty block "
+        TAP_OK(small_rule(&r[5], 64, 127, 0, 1024, 36) && !r[5].avg_block_bytes.set,
+               "rule 5: host, 64-127 ranks, blocks to 1 KiB, <= 36 B per non-empty block "
                "-> tuna_hier");
-        TAP_OK(r[5].use == SKEWSHIM_ALGO_TUNA_HIER && r[5].buffers == SKEWSHIM_BUF_HOST &&
-                   r[5].comm_size.lo == 128 && r[5].comm_size.hi < 0 &&
-                   r[5].max_block_bytes.lo == 0 && r[5].max_block_bytes.hi == 512 &&
-                   r[5].nic_per_rank.set && r[5].nic_per_rank.lo == 1 &&
-                   r[5].nic_per_rank.hi == 1 && !r[5].avg_nonempty_bytes.set &&
-                   !r[5].avg_block_bytes.set && !r[5].nodes.set,
-               "rule 5: host, >= 128 ranks, blocks to 512 B, a NIC per rank -> tuna_hier");
         TAP_OK(r[6].use == SKEWSHIM_ALGO_SCATTERED && r[6].buffers == SKEWSHIM_BUF_HOST &&
                    r[6].comm_size.lo == 64 && r[6].comm_size.hi < 0 &&
                    r[6].max_block_bytes.lo == 0 && r[6].max_block_bytes.hi == 1024 &&
@@ -183,11 +185,14 @@ static void test_builtin(void)
         TAP_OK(r[13].use == SKEWSHIM_ALGO_SABRE && r[13].buffers == SKEWSHIM_BUF_DEVICE &&
                    r[13].mtm.lo == 2.2 && r[13].avg_block_bytes.lo == 1 << 20,
                "rule 13: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
-        int same = 1;
-        for (int i = 0; i < p.nrules; i++)
+        skewshim_params nic = p.params;
+        nic.tuna_hier_block_count = 32;
+        int same = params_equal(&r[0].params, &nic) && r[0].line > 0;
+        for (int i = 1; i < p.nrules; i++)
             same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
                     r[i].line > 0;
-        TAP_OK(same, "built-in rules carry the global params and their lines");
+        TAP_OK(same, "built-in rules carry the global params (rule 0: but its block_count) and "
+                     "their lines");
         int incr = 1;
         for (int i = 1; i < p.nrules; i++)
             incr &= r[i - 1].line < r[i].line;
@@ -423,9 +428,9 @@ static void test_nic_per_rank_matcher(void)
                         .send_mtm = 1.1, .recv_mtm = 1.1, .buffers = SKEWSHIM_BUF_HOST};
     g.nic_per_rank = 1;
     int r = skewshim_policy_choose(&p, &g, &a, &pp);
-    TAP_OK(r == 5 && a == SKEWSHIM_ALGO_TUNA_HIER,
-           "built-in, a NIC per rank, P=256, 128.5 B a non-empty block: rule 5, tuna_hier "
-           "(got %d)", r);
+    TAP_OK(r == 0 && a == SKEWSHIM_ALGO_TUNA_HIER && pp->tuna_hier_block_count == 32,
+           "built-in, a NIC per rank, P=256, 128.5 B a non-empty block: rule 0, tuna_hier with "
+           "block_count 32 (got %d)", r);
     g.unpaid = 1u << SKEWSHIM_ALGO_TUNA_HIER;
     r = skewshim_policy_choose(&p, &g, &a, &pp);
     TAP_OK(r == 6 && a == SKEWSHIM_ALGO_SCATTERED,
@@ -664,71 +669,71 @@ static void test_builtin_lab_points(void)
     } pts[] = {
         /* 64-127 ranks (doc/perf/lab/rule-edges-p64-96): the edge at 36 B a
          * non-empty block, whatever the largest block. */
-        {"equal 36 B, P = 64 (tuna_hier 0.982x)", 64, 2, 36, 36.0, 36.0, 1.0, 1.0, 4,
+        {"equal 36 B, P = 64 (tuna_hier 0.982x)", 64, 2, 36, 36.0, 36.0, 1.0, 1.0, 5,
          SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 48 B, P = 64 (tuna_hier 1.036x; the rule on the largest block ran it)", 64, 2,
          48, 48.0, 48.0, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
         {"equal 64 B, P = 64 (tuna_hier 1.122x)", 64, 2, 64, 64.0, 64.0, 1.0, 1.0, 6,
          SKEWSHIM_ALGO_SCATTERED},
         {"power 96 B, P = 64, largest block above 64 B, 28.9 B a non-empty block (tuna_hier "
-         "0.956x)", 64, 2, 1024, 28.91, 28.91, 1.0, 1.0, 4, SKEWSHIM_ALGO_TUNA_HIER},
+         "0.956x)", 64, 2, 1024, 28.91, 28.91, 1.0, 1.0, 5, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 128 B, P = 64, 38.5 B a non-empty block (tuna_hier 1.001x)", 64, 2, 1024, 38.47,
          38.47, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
         {"uniform 64 B, P = 96, 32.2 B a non-empty block (tuna_hier 0.870x)", 96, 3, 64, 31.68,
-         32.20, 1.0, 1.0, 4, SKEWSHIM_ALGO_TUNA_HIER},
+         32.20, 1.0, 1.0, 5, SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 96 B, P = 96, 48.5 B a non-empty block (tuna_hier 0.983x, left to "
          "scattered)", 96, 3, 96, 47.95, 48.47, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
         /* The small-block edges (doc/perf/lab/rule-edges-p64-256,
          * rule-edges-p128-192, rule-edges-sparse; ratios to scattered,
          * MPICH's default). */
         {"uniform 128 B, P = 256, avg 64.08 B (tuna_hier 0.832x)", 256, 8, 128, 64.08, 64.55,
-         1.10, 1.10, 2, SKEWSHIM_ALGO_TUNA_HIER},
-        {"equal 80 B, P = 256 (tuna_hier 0.918x)", 256, 8, 80, 80.0, 80.0, 1.0, 1.0, 2,
+         1.10, 1.10, 3, SKEWSHIM_ALGO_TUNA_HIER},
+        {"equal 80 B, P = 256 (tuna_hier 0.918x)", 256, 8, 80, 80.0, 80.0, 1.0, 1.0, 3,
          SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 160 B, P = 256, 80.2 B a non-empty block (tuna_hier 0.941x)", 256, 8, 160,
-         79.69, 80.22, 1.09, 1.12, 2, SKEWSHIM_ALGO_TUNA_HIER},
+         79.69, 80.22, 1.09, 1.12, 3, SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 96 B, P = 256 (tuna_hier 1.026x)", 256, 8, 96, 96.0, 96.0, 1.0, 1.0, 6,
          SKEWSHIM_ALGO_SCATTERED},
         {"uniform 192 B, P = 256, avg 96.07 B (tuna_hier 1.058x)", 256, 8, 192, 96.07, 96.56,
          1.11, 1.11, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 256, avg 40 B, 75.2 B a non-empty block (tuna_hier 0.934x)", 256,
-         8, 512, 39.97, 75.24, 1.11, 1.50, 2, SKEWSHIM_ALGO_TUNA_HIER},
+         8, 512, 39.97, 75.24, 1.11, 1.50, 3, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 256, avg 60 B, 106.6 B a non-empty block (tuna_hier 1.132x)", 256,
          8, 768, 59.97, 106.6, 1.11, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power 1024 B, P = 256, avg 80 B, 137.4 B a non-empty block (tuna_hier 1.323x)", 256,
          8, 1024, 79.97, 137.4, 1.11, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power x = 0.99, 224 B, P = 256, avg 80.8 B, none empty (tuna_hier 0.947x)", 256, 8,
-         224, 80.84, 80.84, 1.04, 1.16, 2, SKEWSHIM_ALGO_TUNA_HIER},
+         224, 80.84, 80.84, 1.04, 1.16, 3, SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 112 B, P = 128, 56.6 B a non-empty block (tuna_hier 0.911x)", 128, 4, 112,
-         56.10, 56.56, 1.16, 1.14, 1, SKEWSHIM_ALGO_TUNA_HIER},
+         56.10, 56.56, 1.16, 1.14, 2, SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 80 B, P = 128 (tuna_hier 1.055x)", 128, 4, 80, 80.0, 80.0, 1.0, 1.0, 6,
          SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 128, 79.9 B a non-empty block (tuna_hier 1.136x)", 128, 4, 512,
          79.88, 79.88, 1.19, 1.32, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power 384 B, P = 192, avg 40 B, 59.0 B a non-empty block (tuna_hier 0.953x)", 192,
-         6, 384, 39.98, 59.05, 1.14, 1.50, 1, SKEWSHIM_ALGO_TUNA_HIER},
+         6, 384, 39.98, 59.05, 1.14, 1.50, 2, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 512 B, P = 192, 75.2 B a non-empty block (tuna_hier 1.044x)", 192, 6, 512,
          53.29, 75.24, 1.14, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
         {"uniform 112 B at 255 ranks (not measured): the 128-255 rule", 255, 8, 112, 56.10,
-         56.56, 1.16, 1.14, 1, SKEWSHIM_ALGO_TUNA_HIER},
+         56.56, 1.16, 1.14, 2, SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 112 B at 127 ranks (not measured): below the 128-255 rule", 127, 4, 112,
          56.10, 56.56, 1.16, 1.14, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power 768 B, P = 512, avg 30 B, 106.6 B a non-empty block (tuna_hier 1.236x)", 512,
          16, 768, 29.98, 106.6, 1.06, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
-        {"equal 80 B, P = 512 (tuna_hier 0.842x)", 512, 16, 80, 80.0, 80.0, 1.0, 1.0, 2,
+        {"equal 80 B, P = 512 (tuna_hier 0.842x)", 512, 16, 80, 80.0, 80.0, 1.0, 1.0, 3,
          SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 768, 106.6 B a non-empty block (tuna_hier 0.933x, left to scattered)",
          768, 24, 768, 19.99, 106.6, 1.04, 1.58, 6, SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 768, 75.2 B a non-empty block (tuna_hier 0.832x)", 768, 24, 512,
-         13.32, 75.24, 1.04, 1.58, 2, SKEWSHIM_ALGO_TUNA_HIER},
+         13.32, 75.24, 1.04, 1.58, 3, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 2048, avg 7.5 B, 106.6 B a non-empty block (tuna_hier 0.549x)",
-         2048, 64, 768, 7.50, 106.6, 1.02, 1.72, 3, SKEWSHIM_ALGO_TUNA_HIER},
+         2048, 64, 768, 7.50, 106.6, 1.02, 1.72, 4, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 1024, avg 15 B, 106.6 B a non-empty block (tuna_hier 0.811x)",
-         1024, 32, 768, 14.99, 106.6, 1.11, 1.50, 3, SKEWSHIM_ALGO_TUNA_HIER},
+         1024, 32, 768, 14.99, 106.6, 1.11, 1.50, 4, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 1024 B, P = 1024, avg 20 B, 137.4 B a non-empty block (tuna_hier 0.893x)",
-         1024, 32, 1024, 19.99, 137.4, 1.11, 1.50, 3, SKEWSHIM_ALGO_TUNA_HIER},
+         1024, 32, 1024, 19.99, 137.4, 1.11, 1.50, 4, SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 80 B, P = 1024 (crossbar; tuna_hier 0.74x)", 1024, 32, 80, 80.0, 80.0, 1.0, 1.0,
-         3, SKEWSHIM_ALGO_TUNA_HIER},
+         4, SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 96 B, P = 1024 (crossbar; tuna_hier 0.85x): beyond the kept 80 B", 1024, 32, 96,
          96.0, 96.0, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
         {"average 20 B, 300 B a non-empty block at P = 1024 (not measured): beyond 144 B",
