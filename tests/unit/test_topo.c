@@ -107,7 +107,7 @@ int main(void)
         {112, 16, 111, 45.57, 0, "gpu-h200-16 P=112, power 256 B: 1.070x"},
         {128, 16, 127, 128.05, 0, "gpu-h200-16 P=128, uniform 256 B (128 B): 1.065x"},
         {128, 16, 126, 41.92, 1, "gpu-h200-16 P=128, power 256 B: 0.974x"},
-        {192, 16, 85, 4.60, 0, "gpu-h200-16 P=192, power 16 B (6 stages): 1.040x"},
+        {192, 16, 85, 4.60, 0, "gpu-h200-16 P=192, power 16 B (85 messages): 1.040x"},
         /* Sparse rows: the count of messages gives up power-law blocks
          * on nodes of 16, where the linear exchange's time follows its
          * stages of 32 peers; a floor of 16 messages a stage would run
