@@ -30,6 +30,9 @@ hop, nic_lat = (args[5], args[6]) if len(args) > 6 else ("0.5", "1")
 K = int(next((a[5:] for a in sys.argv[1:] if a.startswith("nics=")), G))
 if K < 1 or G % K:
     sys.exit("gen-gpu.py: nics=%d must divide the %d ranks of a node" % (K, G))
+# gpu-h200's links on another node size (the line's weight on that size).
+h200_on_nodes_of = ("gpu-h200's links (450 GB/s scale-up, a 400 Gb/s NIC per rank) on "
+                    "nodes of %d ranks (the node size is the only change)")
 desc = {
     "gpu-h200": "FAST's H200 servers: 8 GPUs per server, 450 GB/s scale-up per GPU "
                 "(NVLink 4 / NVSwitch), one 400 Gb/s NIC per GPU (50 GB/s)",
@@ -42,10 +45,8 @@ desc = {
     "gpu-h200-shm": "gpu-h200's nodes (a NIC per rank) with the ranks of a node 0.3 us "
                     "apart, as in cpu-cluster's shared memory, instead of 1 us (the "
                     "scale-up hop latency is the only change)",
-    "gpu-h200-pairs": "gpu-h200's links (450 GB/s scale-up, a 400 Gb/s NIC per rank) on "
-                      "nodes of 2 ranks (the node size is the only change)",
-    "gpu-h200-16": "gpu-h200's links (450 GB/s scale-up, a 400 Gb/s NIC per rank) on "
-                   "nodes of 16 ranks (the node size is the only change)",
+    "gpu-h200-pairs": h200_on_nodes_of % 2,
+    "gpu-h200-16": h200_on_nodes_of % 16,
     "gpu-perlmutter-nics1": "gpu-perlmutter's nodes with one 200 Gb/s NIC a node, shared "
                             "by its 4 ranks (the NIC count is the only change)",
     "gpu-perlmutter-shm": "gpu-perlmutter's nodes (a NIC per rank) with the ranks of a node "

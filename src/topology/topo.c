@@ -126,10 +126,10 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * line asks 86 + 0.3 bytes.  On larger blocks the net saving must also
  * reach the bytes themselves: on blocks of up to 128-512 B at 128-1024
  * ranks, ahead wherever it is 1.08 of them or more (0.68-0.96x), behind
- * wherever it is 0.91 or less (1.01-1.27x).  It is not one of messages a byte alone: at 1024 ranks
- * on nodes of 8, 1 KiB blocks (1.44 a byte) take tuna_hier 1.09x where
- * 512 B blocks at 512 ranks (1.44) take it 0.84x, so the built-in rule
- * that leans on the line stops at 512 B.  msgs is P - 1 and bytes 0 for
+ * wherever it is 0.91 or less (1.01-1.27x).  It is not one of messages a
+ * byte alone: at 1024 ranks on nodes of 8, 1 KiB blocks (1.44 a byte)
+ * take tuna_hier 1.09x where 512 B blocks at 512 ranks (1.44) take it
+ * 0.84x, so the built-in rule that leans on the line stops at 512 B.  msgs is P - 1 and bytes 0 for
  * the communicator's check (whether any call could pay), the agreed
  * busiest rank's count and the agreed mean for a call's.  The NICs are
  * the key because the user states them; the lab's times follow the
