@@ -20,7 +20,11 @@
 #       more      16 ranks as 4 emulated nodes of 4, and auto against
 #                 native interleaved at 16 and 8 ranks;
 #       netns     tests/lab/netns-calib.sh calib with one NIC per rank
-#                 (needs root, network namespaces and tc there), 2 x 2 and 4 x 2.
+#                 (needs root, network namespaces and tc there), 2 x 2 and 4 x 2;
+#       pingpong  tests/lab/pingpong.c, rank 0 against every other rank of
+#                 the 16 (one a core), through MPICH's shared memory and,
+#                 where the machine has its own MPI (mpicc, mpirun), through
+#                 that one too: the latency between the ranks of a node.
 # On the device machine, carrying .device (doc/device.md):
 #   sh tests/gpu/mpich.sh pack _build-nocuda .device     (here, first)
 #   sh tests/gpu/mpich.sh run .device $OUT/mpich throttle
@@ -54,6 +58,7 @@ pack)
         carry_libs "$dir/net/lib" "$(command -v $t)" || exit 1
     done
     cc -O2 -shared -fPIC -o "$dir/net/bindsrc.so" "$(dirname "$0")/../lab/bindsrc.c" -ldl || exit 1
+    mpicc.mpich -std=c11 -O2 -o "$dir/bin/pingpong" "$(dirname "$0")/../lab/pingpong.c" || exit 1
     mpichversion 2>/dev/null | head -2 > "$dir/VERSION"
     tar -C "$(dirname "$dir")" -cJf "$dest/mpich.tar.xz" mpich || exit 1
     rm -rf "$(dirname "$dir")"
@@ -141,7 +146,33 @@ run)
                     --algos native,auto,native,auto --iters 100 --warmup 10
             done
         done ;;
-    *) echo "unknown step $step (tables, throttle, more, netns)" >&2; exit 2 ;;
+    pingpong)
+        # Blocking and non-blocking (nb: as the shim posts its messages,
+        # and the way the lab charges its per-message overheads).
+        np=${SKEWSHIM_PINGPONG_RANKS:-$(nproc)}; it=${SKEWSHIM_PINGPONG_ITERS:-5000}
+        pp=$(dirname "$0")/../lab/pingpong.c
+        for mode in "" nb; do
+            for rep in 1 2; do
+                echo "## pingpong-mpich${mode:+-$mode}-$rep"
+                echo "# reproduce: mpiexec.hydra -n $np -bind-to core pingpong ${mode:+$mode }$it 0 16 256 4096"
+                timeout "$T" mpiexec.hydra -n "$np" -bind-to core "$dir/bin/pingpong" $mode "$it" 0 16 256 4096 |
+                    tee "$out/pingpong-mpich${mode:+-$mode}-$rep.txt"
+            done
+        done
+        if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1 &&
+            (unset LD_LIBRARY_PATH; mpicc -std=c11 -O2 -o "$top/pingpong-own" "$pp"); then
+            for mode in "" nb; do
+                for rep in 1 2; do
+                    echo "## pingpong-own${mode:+-$mode}-$rep: $(unset LD_LIBRARY_PATH; mpirun --version 2>&1 | head -1)"
+                    echo "# reproduce: mpirun --allow-run-as-root --bind-to core -n $np pingpong ${mode:+$mode }$it 0 16 256 4096"
+                    (unset LD_LIBRARY_PATH UCX_MODULE_DIR
+                     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout "$T" \
+                         mpirun --allow-run-as-root --bind-to core -n "$np" "$top/pingpong-own" $mode "$it" 0 16 256 4096) |
+                        tee "$out/pingpong-own${mode:+-$mode}-$rep.txt"
+                done
+            done
+        fi ;;
+    *) echo "unknown step $step (tables, throttle, more, netns, pingpong)" >&2; exit 2 ;;
     esac
     ;;
 *) echo "usage: tests/gpu/mpich.sh pack BUILD DIR | run DIR OUT [STEP]" >&2; exit 2 ;;
