@@ -104,40 +104,38 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * Where every rank has a NIC of its own (nics >= Q), what tuna_hier
  * saves is the cost of each message it does not send, against the
  * agreement and its intra-node rounds, and of its copies and intra-node
- * traffic, which grow with the bytes.  A phase-2 message is not one saved
- * message less: it carries a node's blocks, gathered and scattered inside
- * the nodes, and on the lab's two-tier clusters (gpu-h200: nodes of 8,
- * gpu-perlmutter: nodes of 4, "Small blocks with a NIC per rank" and "The
- * line on node size" in doc/performance.md) it costs about 2.25 of the
- * linear exchange's.  Counted so, the net saving msgs - 2.25 phase 2
- * puts tuna_hier level with scattered near 85 on both node sizes (dense
- * 16 B blocks: nodes of 4 1.043x at 74, 1.000x at 81, 0.933x at 96; nodes
- * of 8 1.094x at 45, 0.910x at 92, 0.78x at 135), where the plain count
- * msgs - phase 2 did not (level near 100 on nodes of 8, near 145 on
- * nodes of 4: its line at 128 ran tuna_hier at 1.04x on nodes of 4 and
- * passed it over at 0.91-0.95x on nodes of 8).  With the ranks of a node
- * 0.3 us apart in place of 1 us both sizes are level near 65-70 net
- * (nodes of 8 1.004x at 64, 0.83x at 76; nodes of 4 0.997x at 69, 0.925x
- * at 81): the weight holds, the level moves with that latency, which the
- * shim is not told; the line is drawn for the 1 us the GPU-like
- * platforms assume.  Bytes move it: the copies grow with the mean
- * non-empty block, so power-law blocks of 42 B a non-empty one stay
- * behind at 92-95 net (1.02-1.10x) where 8.5 B blocks gain at 92; the
- * line asks 86 + 0.3 bytes.  On larger blocks the net saving must also
- * reach the bytes themselves: on blocks of up to 128-512 B at 128-1024
- * ranks, ahead wherever it is 1.08 of them or more (0.68-0.96x), behind
- * wherever it is 0.91 or less (1.01-1.27x).  It is not one of messages a
- * byte alone: at 1024 ranks on nodes of 8, 1 KiB blocks (1.44 a byte)
- * take tuna_hier 1.09x where 512 B blocks at 512 ranks (1.44) take it
- * 0.84x, so the built-in rule that leans on the line stops at 512 B.  msgs is P - 1 and bytes 0 for
- * the communicator's check (whether any call could pay), the agreed
- * busiest rank's count and the agreed mean for a call's.  The NICs are
- * the key because the user states them; the lab's times follow the
- * latency between a node's ranks, not the NICs ("Fewer NICs than ranks,
- * and what the line really follows"). */
-#define PHASE2_WEIGHT_WITH_NIC_PER_RANK 2.25
-#define NET_SAVED_WITH_NIC_PER_RANK 86.0
-#define NET_SAVED_ADDED_PER_BYTE 0.3
+ * traffic, which grow with the bytes.  The built-in rule that leans on
+ * this line runs tuna_hier with 32 requests in flight in phase 2, as many
+ * as the linear exchange keeps; so weighed, a phase-2 message costs about
+ * one of the linear exchange's (with 8 in flight it cost 2.25, and nodes
+ * of 2 never paid).  The line was drawn on the lab's two-tier clusters
+ * with 32 in flight ("The line with 32 requests in flight" in
+ * doc/performance.md: gpu-h200 nodes of 8, gpu-perlmutter nodes of 4,
+ * gpu-h200-pairs nodes of 2, 128-512 ranks, uniform and power-law blocks
+ * of 16-512 B): the net saving msgs - phase 2 must reach 90 + 0.5 times
+ * the mean non-empty block's bytes, and those bytes.  Taken so, tuna_hier
+ * runs at 34 of the 106 points measured, at 0.54-1.01x scattered's time;
+ * 21 where it would take 0.85-0.99x stay on scattered, most of them
+ * power-law rows (nodes of 2: 1.11x at 160 ranks, 78 net, left; 0.87x at
+ * 256, 124 net, taken).  It is not one of messages a byte alone:
+ * at 1024 ranks on nodes of 8, 1 KiB blocks take tuna_hier 1.09x where
+ * 512 B blocks at 512 ranks take it 0.84x, so the built-in rule stops at
+ * 512 B.  The level follows the latency between the ranks of a node:
+ * drawn for 1 us, the scale-up hop the GPU-like platforms assume; with
+ * 0.3 us (gpu-*-shm, which the device machine's host matches: 0.5 us a
+ * message one way through the MPI library's shared memory, as in the lab
+ * with its overhead) the line keeps scattered at 31 of 60 points where
+ * tuna_hier takes 0.76-0.98x, mostly power-law rows, whose linear
+ * exchange's time follows its stages of 32 peers more than its messages
+ * (it runs at 20, at 0.57-0.84x).  msgs is P - 1
+ * and bytes 0 for the communicator's check (whether any call could pay),
+ * the agreed busiest rank's count and the agreed mean for a call's.  The
+ * NICs are the key because the user states them; the lab's times follow
+ * the latency between a node's ranks, not the NICs ("Fewer NICs than
+ * ranks, and what the line really follows"). */
+#define PHASE2_WEIGHT_WITH_NIC_PER_RANK 1.0
+#define NET_SAVED_WITH_NIC_PER_RANK 90.0
+#define NET_SAVED_ADDED_PER_BYTE 0.5
 #define NET_SAVED_PER_BYTE_WITH_NIC_PER_RANK 1.0
 int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t msgs,
                             double bytes)

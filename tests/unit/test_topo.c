@@ -47,88 +47,83 @@ int main(void)
     skewshim_topo_free(&t);
 
     /* tuna_hier's line with a NIC per rank at the lab's measured points
-     * (gpu-h200: nodes of 8, gpu-perlmutter: nodes of 4; doc/perf/lab/
-     * nic-per-rank): the busiest rank's messages and the mean non-empty
-     * block from the bench's matrices, and tuna_hier's time over
-     * scattered's there.  Each must land on the side it was measured on,
-     * but for the marked points the line gives up. */
+     * with the built-in rule's 32 requests in flight (gpu-h200: nodes of 8,
+     * gpu-perlmutter: nodes of 4, gpu-h200-pairs: nodes of 2; doc/perf/lab/
+     * nic-per-rank/line-32.csv, pairs-32.csv): the busiest rank's messages
+     * and the mean non-empty block from the bench's matrices, and tuna_hier's
+     * time over scattered's there.  Where the line changes sides between two
+     * rank counts both are here, and every point it gives up.  Each must
+     * land on the side it was measured on, but for the marked points: given
+     * up (tuna_hier gains there, the line keeps scattered) and level. */
     static const struct {
         int P, q, msgs;
         double bytes;
         int pays;
         const char *what;
     } line[] = {
-        {192, 8, 187, 8.5, 1, "gpu-h200 P=192, uniform 16 B: 0.781x"},
-        {256, 8, 251, 8.5, 1, "gpu-h200 P=256, uniform 16 B: 0.653x"},
-        {512, 8, 496, 8.5, 1, "gpu-h200 P=512, uniform 16 B: 0.514x"},
-        {256, 4, 251, 8.5, 1, "gpu-perlmutter P=256, uniform 16 B: 0.873x"},
-        {512, 4, 496, 8.5, 1, "gpu-perlmutter P=512, uniform 16 B: 0.733x"},
-        {256, 8, 255, 64.5, 1, "gpu-h200 P=256, uniform 128 B (64.5 B): 0.741x"},
-        {256, 4, 255, 64.5, 1, "gpu-perlmutter P=256, uniform 128 B (64.5 B): 0.944x"},
-        {256, 8, 255, 128.5, 1, "gpu-h200 P=256, uniform 256 B (128.5 B): 0.838x"},
-        {1024, 8, 1023, 256.3, 1, "gpu-h200 P=1024, uniform 512 B (256.3 B): 0.749x"},
-        {1024, 4, 1023, 256.3, 1, "gpu-perlmutter P=1024, uniform 512 B (256.3 B): 0.954x"},
-        {512, 8, 511, 128.4, 1, "gpu-h200 P=512, uniform 256 B (128.4 B): 0.677x"},
-        {512, 4, 511, 128.4, 1, "gpu-perlmutter P=512, uniform 256 B (128.4 B): 0.877x"},
-        {512, 8, 511, 256.4, 1, "gpu-h200 P=512, uniform 512 B (256.4 B): 0.843x"},
-        {256, 4, 255, 128.5, 0, "gpu-perlmutter P=256, uniform 256 B (128.5 B): 1.025x"},
-        {256, 8, 255, 256.7, 0, "gpu-h200 P=256, uniform 512 B (256.7 B): 1.014x"},
-        {256, 4, 255, 256.7, 0, "gpu-perlmutter P=256, uniform 512 B (256.7 B): 1.183x"},
-        {512, 4, 511, 256.4, 0, "gpu-perlmutter P=512, uniform 512 B (256.4 B): 1.039x"},
-        {256, 8, 255, 513.1, 0, "gpu-h200 P=256, uniform 1 KiB (513.1 B): 1.360x"},
-        {512, 8, 511, 513.1, 0, "gpu-h200 P=512, uniform 1 KiB (513.1 B): 1.185x"},
-        {256, 4, 255, 513.1, 0, "gpu-perlmutter P=256, uniform 1 KiB (513.1 B): 1.512x"},
-        {512, 4, 511, 513.1, 0, "gpu-perlmutter P=512, uniform 1 KiB (513.1 B): 1.370x"},
-        {64, 8, 63, 8.5, 0, "gpu-h200 P=64, uniform 16 B: 1.37x"},
-        {192, 8, 85, 4.6, 0, "gpu-h200 P=192, power 16 B (85 messages): 1.169x"},
-        {256, 4, 91, 4.6, 0, "gpu-perlmutter P=256, power 16 B (91 messages): 1.440x"},
-        {512, 4, 161, 41.9, 0, "gpu-perlmutter P=512, power 256 B (161 messages): 1.298x"},
-        {256, 8, 145, 41.9, 0, "gpu-h200 P=256, power 256 B (75 net): 0.926x, given up"},
-        {512, 8, 161, 41.9, 0, "gpu-h200 P=512, power 256 B (19 net): 0.956x, given up"},
-        {192, 8, 191, 128.7, 1, "gpu-h200 P=192, uniform 256 B (128.7 B): 0.960x"},
-        /* Where the plain count of saved messages put the line on the
-         * wrong side: nodes of 8 at 128-144 ranks, nodes of 4 at 176-192
-         * (doc/performance.md, "The line on node size"). */
-        {128, 8, 126, 8.48, 1, "gpu-h200 P=128, uniform 16 B: 0.910x"},
-        {136, 8, 134, 8.47, 1, "gpu-h200 P=136, uniform 16 B: 0.916x"},
-        {144, 8, 142, 8.48, 1, "gpu-h200 P=144, uniform 16 B: 0.952x"},
-        {176, 4, 171, 8.48, 0, "gpu-perlmutter P=176, uniform 16 B: 1.043x"},
-        {192, 4, 187, 8.49, 0, "gpu-perlmutter P=192, uniform 16 B: 1.000x"},
-        {224, 4, 220, 8.49, 1, "gpu-perlmutter P=224, uniform 16 B: 0.933x"},
-        /* Power-law blocks, 41.9 B a non-empty one, near the same net
-         * saving: the bytes keep them behind. */
-        {128, 8, 126, 41.92, 0, "gpu-h200 P=128, power 256 B: 1.018x"},
-        {136, 8, 131, 41.92, 0, "gpu-h200 P=136, power 256 B: 1.027x"},
-        {144, 8, 130, 41.92, 0, "gpu-h200 P=144, power 256 B: 1.099x"},
-        /* Nodes of 16 (gpu-h200-16): dense blocks level between 84 and
-         * 98 net, as on nodes of 8 and 4. */
-        {96, 16, 95, 8.50, 0, "gpu-h200-16 P=96, uniform 16 B (84 net): 1.076x"},
-        {112, 16, 111, 8.49, 1, "gpu-h200-16 P=112, uniform 16 B (98 net): 0.892x"},
-        {112, 16, 111, 45.57, 0, "gpu-h200-16 P=112, power 256 B: 1.070x"},
-        {128, 16, 127, 128.05, 0, "gpu-h200-16 P=128, uniform 256 B (128 B): 1.065x"},
-        {128, 16, 126, 41.92, 1, "gpu-h200-16 P=128, power 256 B: 0.974x"},
-        {192, 16, 85, 4.60, 0, "gpu-h200-16 P=192, power 16 B (85 messages): 1.040x"},
+        {256, 8, 91, 4.60, 0, "gpu-h200 P=256, power 16 B (60 net): 0.849x, given up"},
+        {384, 8, 91, 4.60, 0, "gpu-h200 P=384, power 16 B (44 net): 0.887x, given up"},
+        {176, 8, 115, 13.41, 0, "gpu-h200 P=176, power 64 B (94 net): 0.929x, given up"},
+        {136, 8, 131, 41.92, 1, "gpu-h200 P=136, power 256 B (115 net): 0.954x"},
+        {256, 8, 145, 41.92, 1, "gpu-h200 P=256, power 256 B (114 net): 0.765x"},
+        {384, 8, 146, 41.92, 0, "gpu-h200 P=384, power 256 B (99 net): 0.856x, given up"},
+        {152, 8, 144, 75.24, 0, "gpu-h200 P=152, power 512 B (126 net): 1.092x"},
+        {176, 8, 149, 75.24, 1, "gpu-h200 P=176, power 512 B (128 net): 1.010x, level"},
+        {192, 8, 149, 75.24, 0, "gpu-h200 P=192, power 512 B (126 net): 1.020x"},
+        {256, 8, 156, 75.24, 0, "gpu-h200 P=256, power 512 B (125 net): 0.881x, given up"},
+        {136, 8, 134, 8.47, 1, "gpu-h200 P=136, uniform 16 B (118 net): 0.847x"},
+        {256, 8, 251, 8.49, 1, "gpu-h200 P=256, uniform 16 B (220 net): 0.537x"},
+        {136, 8, 135, 32.43, 1, "gpu-h200 P=136, uniform 64 B (119 net): 0.914x"},
+        {176, 8, 175, 32.43, 1, "gpu-h200 P=176, uniform 64 B (154 net): 0.763x"},
+        {176, 8, 175, 128.84, 0, "gpu-h200 P=176, uniform 256 B (154 net): 0.881x, given up"},
+        {192, 8, 191, 128.70, 1, "gpu-h200 P=192, uniform 256 B (168 net): 0.857x"},
+        {176, 8, 175, 256.97, 0, "gpu-h200 P=176, uniform 512 B (154 net): 1.105x"},
+        {256, 8, 255, 256.72, 0, "gpu-h200 P=256, uniform 512 B (224 net): 0.898x, given up"},
+        {128, 2, 86, 4.60, 0, "gpu-h200-pairs P=128, power 16 B (23 net): 1.445x"},
+        {512, 2, 91, 4.60, 0, "gpu-h200-pairs P=512, power 16 B (-164 net): 1.492x"},
+        {128, 2, 126, 41.92, 0, "gpu-h200-pairs P=128, power 256 B (63 net): 1.157x"},
+        {512, 2, 161, 41.92, 0, "gpu-h200-pairs P=512, power 256 B (-94 net): 1.274x"},
+        {160, 2, 157, 8.49, 0, "gpu-h200-pairs P=160, uniform 16 B (78 net): 1.113x"},
+        {192, 2, 187, 8.49, 0, "gpu-h200-pairs P=192, uniform 16 B (92 net): 0.990x, given up"},
+        {256, 2, 251, 8.49, 1, "gpu-h200-pairs P=256, uniform 16 B (124 net): 0.868x"},
+        {256, 2, 255, 128.54, 0, "gpu-h200-pairs P=256, uniform 256 B (128 net): 0.988x, given up"},
+        {384, 2, 383, 128.29, 1, "gpu-h200-pairs P=384, uniform 256 B (192 net): 0.915x"},
+        {128, 4, 86, 4.60, 0, "gpu-perlmutter P=128, power 16 B (55 net): 1.149x"},
+        {256, 4, 91, 4.60, 0, "gpu-perlmutter P=256, power 16 B (28 net): 1.041x"},
+        {256, 4, 116, 13.41, 0, "gpu-perlmutter P=256, power 64 B (53 net): 0.937x, given up"},
+        {128, 4, 126, 41.92, 0, "gpu-perlmutter P=128, power 256 B (95 net): 0.943x, given up"},
+        {256, 4, 145, 41.92, 0, "gpu-perlmutter P=256, power 256 B (82 net): 0.913x, given up"},
+        {512, 4, 161, 41.92, 0, "gpu-perlmutter P=512, power 256 B (34 net): 0.873x, given up"},
+        {224, 4, 154, 75.24, 0, "gpu-perlmutter P=224, power 512 B (99 net): 0.959x, given up"},
+        {256, 4, 156, 75.24, 0, "gpu-perlmutter P=256, power 512 B (93 net): 0.903x, given up"},
+        {128, 4, 126, 8.48, 1, "gpu-perlmutter P=128, uniform 16 B (95 net): 0.897x"},
+        {256, 4, 251, 8.49, 1, "gpu-perlmutter P=256, uniform 16 B (188 net): 0.642x"},
+        {128, 4, 127, 32.38, 0, "gpu-perlmutter P=128, uniform 64 B (96 net): 0.919x, given up"},
+        {160, 4, 159, 32.47, 1, "gpu-perlmutter P=160, uniform 64 B (120 net): 0.927x"},
+        {192, 4, 191, 128.70, 0, "gpu-perlmutter P=192, uniform 256 B (144 net): 0.946x, given up"},
+        {224, 4, 223, 128.43, 1, "gpu-perlmutter P=224, uniform 256 B (168 net): 0.862x"},
+        {224, 4, 223, 256.66, 0, "gpu-perlmutter P=224, uniform 512 B (168 net): 1.020x"},
+        {256, 4, 255, 256.72, 0, "gpu-perlmutter P=256, uniform 512 B (192 net): 0.948x, given up"},
+        {512, 4, 511, 256.39, 1, "gpu-perlmutter P=512, uniform 512 B (384 net): 0.804x"},
+        /* Nodes of 16 (gpu-h200-16; 32 in flight where measured, else 8,
+         * marked, which is no faster). */
+        {128, 16, 127, 8.48, 1, "gpu-h200-16 P=128, uniform 16 B (120 net): 0.809x with 8"},
+        {160, 16, 159, 128.57, 0, "gpu-h200-16 P=160, uniform 256 B (150 net): 0.983x, given up"},
+        {160, 16, 133, 41.92, 1, "gpu-h200-16 P=160, power 256 B (124 net): 0.978x"},
+        {192, 16, 191, 128.70, 1, "gpu-h200-16 P=192, uniform 256 B (180 net): 0.864x"},
+        {192, 16, 139, 41.92, 1, "gpu-h200-16 P=192, power 256 B (128 net): 0.892x"},
+        {192, 16, 85, 4.60, 0, "gpu-h200-16 P=192, power 16 B (74 net): 0.958x, given up"},
+        {256, 16, 91, 4.60, 0, "gpu-h200-16 P=256, power 16 B (76 net): 0.862x with 8, given up"},
+        {512, 16, 91, 4.60, 0, "gpu-h200-16 P=512, power 16 B (60 net): 0.728x with 8, given up"},
         /* Sparse rows: the count of messages gives up power-law blocks
-         * on nodes of 16, where the linear exchange's time follows its
-         * stages of 32 peers; a floor of 16 messages a stage would run
-         * tuna_hier on Zipf rows of 8-23 messages at 1.07-1.61x. */
-        {256, 16, 91, 4.60, 0, "gpu-h200-16 P=256, power 16 B (57 net): 0.862x, given up"},
-        {384, 16, 91, 4.60, 0, "gpu-h200-16 P=384, power 16 B (39 net): 0.829x, given up"},
-        {384, 16, 146, 41.92, 0, "gpu-h200-16 P=384, power 256 B (94 net): 0.781x, given up"},
-        {512, 16, 91, 4.60, 0, "gpu-h200-16 P=512, power 16 B (21 net): 0.728x, given up"},
-        {512, 16, 161, 41.92, 0, "gpu-h200-16 P=512, power 256 B (91 net): 0.700x, given up"},
+         * where the linear exchange's time follows its stages of 32 peers;
+         * a floor of 16 messages a stage would run tuna_hier on Zipf rows
+         * of 8-23 messages at 1.07-1.61x (with 8 in flight). */
         {256, 16, 8, 2.00, 0, "gpu-h200-16 P=256, Zipf 64 B (8 messages): 1.614x"},
         {256, 16, 23, 2.20, 0, "gpu-h200-16 P=256, Zipf 256 B (23 messages): 1.429x"},
         {512, 16, 13, 2.20, 0, "gpu-h200-16 P=512, Zipf 256 B (13 messages): 1.074x"},
-        {384, 8, 91, 4.60, 0, "gpu-h200 P=384, power 16 B: 1.096x"},
-        {384, 8, 146, 41.92, 0, "gpu-h200 P=384, power 256 B: 1.026x"},
-        {512, 8, 91, 4.60, 0, "gpu-h200 P=512, power 16 B: 1.008x"},
-        /* 9 phase-2 steps: with block_count 8 a second batch put these
-         * behind (1.046x, 1.049x); the built-in rule's 32 takes 0.98x. */
-        {160, 16, 159, 128.57, 1, "gpu-h200-16 P=160, uniform 256 B: 0.983x"},
-        {160, 16, 133, 41.92, 1, "gpu-h200-16 P=160, power 256 B: 0.978x"},
         {1024, 8, 1023, 513.1, 1,
-         "gpu-h200 P=1024, uniform 1 KiB (513.1 B): 1.086x, past the line's reach (the "
+         "gpu-h200 P=1024, uniform 1 KiB (513.1 B): 1.086x with 8, past the line's reach (the "
          "built-in rule stops at 512 B)"},
     };
     for (size_t i = 0; i < sizeof line / sizeof line[0]; i++) {
@@ -139,19 +134,24 @@ int main(void)
     /* One NIC a node: no line on messages or bytes (the rules hold the
      * bytes there); whether any call could pay: dense, no bytes. */
     TAP_OK(hier_pays(256, 8, 1, 255, 513.1), "one NIC a node of 8: no line on 1 KiB blocks");
-    TAP_OK(hier_pays(256, 8, 8, 255, 0.0),
-           "a NIC per rank, dense and no bytes: some call could pay at P=256");
-    TAP_OK(!hier_pays(112, 8, 8, 111, 0.0),
-           "a NIC per rank at P=112 on nodes of 8 (81.75 net): no call could pay");
-    TAP_OK(hier_pays(128, 8, 8, 127, 0.0),
-           "a NIC per rank at P=128 on nodes of 8 (93.25 net): some call could pay");
-    TAP_OK(!hier_pays(192, 4, 4, 191, 0.0),
-           "a NIC per rank at P=192 on nodes of 4 (85.25 net): no call could pay");
-    /* Nodes of 2 leave phase 2 half the messages, each weighed 2.25: never
-     * paid with a NIC per rank (the lab, gpu-h200-pairs: tuna_hier 1.19-1.69x
-     * scattered at 128-512 ranks). */
-    TAP_OK(!hier_pays(4096, 2, 2, 4095, 0.0),
-           "a NIC per rank on nodes of 2: no call could pay, even at P=4096");
+    /* Nodes of 2 leave phase 2 half the messages: with 32 in flight they
+     * pay from 180 ranks (the lab, gpu-h200-pairs: tuna_hier 0.87x
+     * scattered at 256 ranks, 0.73x at 512; with 8 in flight 1.19-1.69x
+     * at 128-512 ranks). */
+    static const struct {
+        int P, q, pays;
+        const char *what;
+    } dense[] = {
+        {256, 8, 1, "P=256 on nodes of 8 (224 net)"}, {96, 8, 0, "P=96 on nodes of 8 (84 net)"},
+        {104, 8, 1, "P=104 on nodes of 8 (91 net)"},  {112, 4, 0, "P=112 on nodes of 4 (84 net)"},
+        {120, 4, 1, "P=120 on nodes of 4 (90 net)"},  {176, 2, 0, "P=176 on nodes of 2 (88 net)"},
+        {4096, 2, 1, "P=4096 on nodes of 2 (2048 net)"},
+    };
+    for (size_t i = 0; i < sizeof dense / sizeof dense[0]; i++) {
+        int got = hier_pays(dense[i].P, dense[i].q, dense[i].q, (uint64_t)dense[i].P - 1, 0.0);
+        TAP_OK(got == dense[i].pays, "a NIC per rank, dense and no bytes, %s: %s", dense[i].what,
+               got ? "some call could pay" : "no call could pay");
+    }
     TAP_OK(hier_pays(4096, 2, 1, 4095, 0.0), "one NIC a node of 2: the line does not apply");
     TAP_OK(!hier_pays(65, 32, 1, 64, 0.0),
            "nodes of 32, 32, 1: phase 2 more than half the linear exchange");
