@@ -133,10 +133,8 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * NICs are the key because the user states them; the lab's times follow
  * the latency between a node's ranks, not the NICs ("Fewer NICs than
  * ranks, and what the line really follows"). */
-#define PHASE2_WEIGHT_WITH_NIC_PER_RANK 1.0
 #define NET_SAVED_WITH_NIC_PER_RANK 90.0
 #define NET_SAVED_ADDED_PER_BYTE 0.5
-#define NET_SAVED_PER_BYTE_WITH_NIC_PER_RANK 1.0
 int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t msgs,
                             double bytes)
 {
@@ -146,9 +144,8 @@ int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t
     if (2 * phase2 > (int64_t)size - 1)
         return 0;
     if (skewshim_topo_nic_per_rank(t, nics)) {
-        double net = (double)msgs - PHASE2_WEIGHT_WITH_NIC_PER_RANK * (double)phase2;
-        if (net < NET_SAVED_WITH_NIC_PER_RANK + NET_SAVED_ADDED_PER_BYTE * bytes ||
-            net < NET_SAVED_PER_BYTE_WITH_NIC_PER_RANK * bytes)
+        double net = (double)msgs - (double)phase2;
+        if (net < NET_SAVED_WITH_NIC_PER_RANK + NET_SAVED_ADDED_PER_BYTE * bytes || net < bytes)
             return 0;
     }
     return 1;

@@ -147,31 +147,29 @@ run)
             done
         done ;;
     pingpong)
-        # Blocking and non-blocking (nb: as the shim posts its messages,
-        # and the way the lab charges its per-message overheads).
         np=${SKEWSHIM_PINGPONG_RANKS:-$(nproc)}; it=${SKEWSHIM_PINGPONG_ITERS:-5000}
-        pp=$(dirname "$0")/../lab/pingpong.c
-        for mode in "" nb; do
-            for rep in 1 2; do
-                echo "## pingpong-mpich${mode:+-$mode}-$rep"
-                echo "# reproduce: mpiexec.hydra -n $np -bind-to core pingpong ${mode:+$mode }$it 0 16 256 4096"
-                timeout "$T" mpiexec.hydra -n "$np" -bind-to core "$dir/bin/pingpong" $mode "$it" 0 16 256 4096 |
-                    tee "$out/pingpong-mpich${mode:+-$mode}-$rep.txt"
-            done
-        done
-        if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1 &&
-            (unset LD_LIBRARY_PATH; mpicc -std=c11 -O2 -o "$top/pingpong-own" "$pp"); then
+        # pp NAME PROGRAM LAUNCHER...: blocking and non-blocking (nb: as
+        # the shim posts its messages, where the lab charges its
+        # per-message overheads), twice each, into OUT/pingpong-NAME-*.txt.
+        pp() {
+            pp_name=$1; pp_prog=$2; shift 2
             for mode in "" nb; do
                 for rep in 1 2; do
-                    echo "## pingpong-own${mode:+-$mode}-$rep: $(unset LD_LIBRARY_PATH; mpirun --version 2>&1 | head -1)"
-                    echo "# reproduce: mpirun --allow-run-as-root --bind-to core -n $np pingpong ${mode:+$mode }$it 0 16 256 4096"
-                    (unset LD_LIBRARY_PATH UCX_MODULE_DIR
-                     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout "$T" \
-                         mpirun --allow-run-as-root --bind-to core -n "$np" "$top/pingpong-own" $mode "$it" 0 16 256 4096) |
-                        tee "$out/pingpong-own${mode:+-$mode}-$rep.txt"
+                    echo "## pingpong-$pp_name${mode:+-$mode}-$rep"
+                    echo "# reproduce: $* pingpong ${mode:+$mode }$it 0 16 256 4096"
+                    timeout "$T" "$@" "$pp_prog" $mode "$it" 0 16 256 4096 |
+                        tee "$out/pingpong-$pp_name${mode:+-$mode}-$rep.txt"
                 done
             done
-        fi ;;
+        }
+        pp mpich "$dir/bin/pingpong" mpiexec.hydra -n "$np" -bind-to core
+        # The machine's own MPI, where it has one, without the carried MPICH.
+        (unset LD_LIBRARY_PATH UCX_MODULE_DIR
+         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+         command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1 &&
+             mpicc -std=c11 -O2 -o "$top/pingpong-own" "$(dirname "$0")/../lab/pingpong.c" || exit 0
+         echo "# own MPI: $(mpirun --version 2>&1 | head -1)"
+         pp own "$top/pingpong-own" mpirun --allow-run-as-root --bind-to core -n "$np") ;;
     *) echo "unknown step $step (tables, throttle, more, netns, pingpong)" >&2; exit 2 ;;
     esac
     ;;
