@@ -119,11 +119,13 @@ ok $? "P=4 --vary: the header says so"
 # empty for schedules without one.  Two plan items keep their plans from the
 # verifying call; five evict each other in its four slots (LRU, cyclic), so
 # every timed call plans; --vary plans every call.
-planned() {   # CSV, algo label -> that row's planned field (the last one;
-              # a MoE workload's label is quoted and holds commas)
-    awk -F, -v a="$2" 'NR == 1 { if ($NF != "planned") print "no planned column"; next }
-                       index($0, "," a ",") { print $NF }' "$1"
+field() {   # CSV, algo label, K -> that row's K-th field from the end (1: the
+            # last); counted from the end, as a MoE workload's label is
+            # quoted and holds commas.  Header first: "# name" must be it.
+    awk -F, -v a="$2" -v k="$3" -v want="$4" 'NR == 1 { if ($(NF - k + 1) != want) print "no " want " column"; next }
+                                             index($0, "," a ",") { print $(NF - k + 1) }' "$1"
 }
+planned() { field "$1" "$2" 4 planned; }
 SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" --algos native,sabre,fast \
     --workload zipf --sizes 1k --iters 1 --warmup 0 --ranks-per-node 2 --csv "$TESTDIR/p2.csv"
 [ "$(planned "$TESTDIR/p2.csv" native)" = "" ] && [ "$(planned "$TESTDIR/p2.csv" sabre)" = 0 ] &&
@@ -139,6 +141,26 @@ SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" --algos sabre --worklo
     --iters 2 --warmup 0 --ranks-per-node 2 --vary --csv "$TESTDIR/pv.csv"
 [ "$(planned "$TESTDIR/pv.csv" sabre)" = 2 ]
 ok $? "P=4 --vary: both timed calls planned"
+# The mean over the timed calls (what a job pays), how many of them ran the
+# agreement, and what they ran when not all the same.  With scattered for
+# blocks up to 64 B, auto settles on it at 16 B and reuses it (runs of 1,
+# 2, 4: agreed calls 0 1 3 6, then 7-10 reused); at 256 B the checked call
+# (9) and the first timed one (10) still take it, then an agreed call sees
+# native and starts over: 11 12 14 17 agree.
+printf 'version: 1\nlog: {level: off}\nrules:\n  - {max_block_bytes: [0, 64], use: scattered}\n' \
+    > "$TESTDIR/mix.yaml"
+SKEWSHIM_CONFIG="$TESTDIR/mix.yaml" mpirun_n 3 "$BENCH" --algos auto --sizes 16,256 --iters 8 \
+    --warmup 0 --csv "$TESTDIR/mix.csv"
+ok $? "P=3, auto over a change of sizes: verified"
+small=$(awk -F, '$5 == 16' "$TESTDIR/mix.csv") large=$(awk -F, '$5 == 256' "$TESTDIR/mix.csv")
+mean_ok=$(awk -F, 'NR > 1 && !($8 <= $(NF - 2) && $(NF - 2) <= $9) { bad = 1 } END { print bad ? "no" : "yes" }' \
+    "$TESTDIR/mix.csv")
+[ "$(field "$TESTDIR/mix.csv" auto 2 agreed | head -1)" = 3 ] &&
+    [ "$(echo "$small" | awk -F, '{ print $NF }')" = "" ] &&
+    [ "$(echo "$large" | awk -F, '{ print $(NF - 1) "/" $NF }')" = "4/scattered:1;native:7" ] &&
+    [ "$(field "$TESTDIR/mix.csv" auto 3 mean_us | wc -l)" = 2 ] && [ "$mean_ok" = yes ] &&
+    grep -q " auto .* ran=native agreed 4/8 mix scattered:1;native:7" "$TESTDIR/out"
+ok $? "P=3, auto over a change of sizes: 16 B agreed 3 of 8, 256 B agreed 4 of 8 and ran scattered:1;native:7, means within min-max"
 SKEWSHIM_BENCH_TEST_FLIP=timed SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" \
     --algos scattered --workload moe --sizes 1k --iters 1 --warmup 0 --vary > /dev/null 2>&1
 rc=$?

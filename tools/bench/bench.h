@@ -34,6 +34,12 @@ typedef struct item {
     char ran[32];           /* the algorithm that ran last */
     int planned;            /* timed calls that planned (a plan-cache miss); -1: none
                                of them used a plan cache */
+    int agreed;             /* timed calls that ran the agreement collective */
+    /* What the timed calls ran, in order of first appearance: a job whose
+     * exchanges change sees auto run more than one thing. */
+    char seen[4][32];
+    int seen_n[4];
+    int nseen;
 } item;
 
 typedef struct opts {

@@ -14,6 +14,25 @@
 #include "bench.h"
 #include "skewshim.h"
 
+/* Counts what a timed call ran; the fourth kind on counts every later one. */
+static void note_seen(item *it)
+{
+    int k = 0;
+    while (k < it->nseen && strcmp(it->seen[k], it->ran) != 0)
+        k++;
+    if (k == it->nseen) {
+        if (it->nseen == (int)(sizeof it->seen / sizeof it->seen[0])) {
+            k = it->nseen - 1;
+            snprintf(it->seen[k], sizeof it->seen[k], "other");
+        } else {
+            snprintf(it->seen[k], sizeof it->seen[k], "%s", it->ran);
+            it->seen_n[k] = 0;
+            it->nseen++;
+        }
+    }
+    it->seen_n[k]++;
+}
+
 int skewshim_bench_note_last(item *it)
 {
     skewshim_last last;
@@ -22,6 +41,8 @@ int skewshim_bench_note_last(item *it)
         return -1;
     const char *name = skewshim_algorithm_name(last.algorithm);
     snprintf(it->ran, sizeof it->ran, "%s", name ? name : "?");
+    it->agreed += last.agreed != 0;
+    note_seen(it);
     if (last.fallback_reason != 0) {
         it->fallbacks++;
         snprintf(it->reason, sizeof it->reason, "%s",
@@ -73,6 +94,8 @@ static void time_items(opts *o, layout *L, double *tmax, const matrix_source *va
     for (int i = 0; i < n; i++) {
         o->items[i].fallbacks = 0;
         o->items[i].planned = -1;
+        o->items[i].agreed = 0;
+        o->items[i].nseen = 0;
         o->items[i].reason[0] = '\0';
     }
     for (int it = 0; it < total; it++) {
