@@ -120,9 +120,11 @@ typedef struct skewshim_algo {
     /* Whether it pays off on a communicator of these nodes with nics NICs
      * a node (topology.nics_per_node), as measured, where the linear
      * exchange costs the busiest rank msgs messages of bytes bytes on
-     * average (NULL: on any): where not, the policy passes over its rules
-     * too, but a forced or default choice runs it. */
-    int (*nodes_pay)(const skewshim_topo *t, int size, int nics, uint64_t msgs, double bytes);
+     * average, run with in_flight requests in flight (NULL: on any): where
+     * not, the policy passes over its rules too, but a forced or default
+     * choice runs it. */
+    int (*nodes_pay)(const skewshim_topo *t, int size, int nics, uint64_t msgs, double bytes,
+                     int in_flight);
 } skewshim_algo;
 
 #define SKEWSHIM_BUFBIT(b) (1u << (b))
@@ -141,18 +143,19 @@ const skewshim_algo *skewshim_algo_get(skewshim_algo_id id);
 /* The algorithms whose rules the policy passes over on a communicator of
  * these nodes with nics NICs a node (bit per skewshim_algo_id;
  * rank-invariant): those that cannot run there (nodes_check) or do not pay
- * off there (nodes_pay). */
-unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics);
+ * off there (nodes_pay) run with in_flight requests in flight. */
+unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics, int in_flight);
 /* Of those, the ones that cannot run there at all (nodes_check): the only
  * ones a rule that skips the pay checks (tuna_hier.pay_check) is passed
  * over for. */
 unsigned skewshim_algos_cannot_run(const skewshim_topo *t, int size);
-/* Those that do not pay off on a call whose blocks leave the linear
- * exchange msgs messages on its busiest rank, of nonempty_bytes bytes a
- * non-empty block on average (agreed, so rank-invariant): the policy
- * passes over its rules that match on agreed facts. */
+/* Those that do not pay off, run with in_flight requests in flight, on a
+ * call whose blocks leave the linear exchange msgs messages on its busiest
+ * rank, of nonempty_bytes bytes a non-empty block on average (agreed, so
+ * rank-invariant): the policy passes over its rules that match on agreed
+ * facts. */
 unsigned skewshim_algos_unpaid(const skewshim_topo *t, int size, int nics, uint64_t msgs,
-                               double nonempty_bytes);
+                               double nonempty_bytes, int in_flight);
 
 /* The pipeline: returns what PMPI_Alltoallv would have returned. */
 int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

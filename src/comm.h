@@ -37,6 +37,9 @@ typedef struct skewshim_comm {
      * whether the job summary has counted this communicator for it. */
     unsigned unrunnable;
     unsigned cannot_run;    /* of those, the ones that cannot run at all */
+    /* The same for a rule that runs tuna_hier with fewer requests in
+     * flight than its line was drawn with (SKEWSHIM_HIER_LINE_FLIGHT). */
+    unsigned unrunnable_few;
     int passed_counted;
     /* Every algorithm the policy can choose here but native gathers the
      * whole size matrix (SABRE, FAST): the matrix exchange is then the

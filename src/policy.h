@@ -120,6 +120,11 @@ typedef struct skewshim_facts {
      * blocks, and is settled without an agreement where it decides.  A
      * rule that skips the pay checks is not passed over for it either. */
     unsigned unpaid;
+    /* unrunnable and unpaid once more for a rule that runs tuna_hier with
+     * fewer requests in flight than its line was drawn with
+     * (SKEWSHIM_HIER_LINE_FLIGHT): such a rule is passed over for the bits
+     * of either mask. */
+    unsigned unrunnable_few, unpaid_few;
 } skewshim_facts;
 
 /* Error with the place it comes from.  line/column are 1-based, 0 when
@@ -163,6 +168,7 @@ typedef struct skewshim_comm_facts {
     int device_possible;
     unsigned unrunnable;
     unsigned cannot_run;          /* of those, the ones that cannot run at all */
+    unsigned unrunnable_few;      /* as in skewshim_facts */
 } skewshim_comm_facts;
 
 /* Whether every rule that can match a call on such a communicator leads

@@ -25,6 +25,12 @@ typedef enum skewshim_algo_id {
     SKEWSHIM_ALGO_COUNT
 } skewshim_algo_id;
 
+/* Requests tuna_hier keeps in flight in its inter-node phase with which
+ * the lab drew its line for a NIC per rank (src/topology/topo.c), as many
+ * as the linear exchange keeps.  A rule that runs it with fewer is held to
+ * the line drawn with 8 as well: there a phase-2 message costs more. */
+#define SKEWSHIM_HIER_LINE_FLIGHT 32
+
 /* "unknown" for an id out of range, never NULL. */
 const char *skewshim_algo_name(skewshim_algo_id a);
 /* Returns the id, or -1 for an unknown name. */

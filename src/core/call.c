@@ -804,6 +804,7 @@ static void count_unpaid(const skewshim_call *c, const skewshim_policy *pol,
         return;     /* the summary sums ranks */
     skewshim_facts all = *f;
     all.unpaid = 0;
+    all.unpaid_few = 0;
     skewshim_algo_id id;
     const skewshim_params *pp;
     if (skewshim_policy_choose(pol, &all, &id, &pp) == c->rule)
@@ -840,6 +841,7 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
             .nic_per_rank = skewshim_topo_nic_per_rank(&c->cs->topo, c->cs->topo_nics),
             .unrunnable = c->cs->unrunnable,
             .cannot_run = c->cs->cannot_run,
+            .unrunnable_few = c->cs->unrunnable_few,
             .max_block_bytes = (double)ag->max_block_bytes,
             .avg_block_bytes = (double)ag->sum_send / ((double)c->size * c->size),
             .avg_nonempty_bytes = skewshim_mean_nonempty(ag->sum_send, ag->sum_nonempty),
@@ -852,14 +854,19 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
         };
         /* Only agreed facts tell the blocks; without them the rule-matching
          * is the communicator's and the unpaid mask stays clear. */
-        if (ag->valid)
+        if (ag->valid) {
             f.unpaid = skewshim_algos_unpaid(&c->cs->topo, c->size, c->cs->topo_nics,
-                                             ag->max_msgs, f.avg_nonempty_bytes) &
+                                             ag->max_msgs, f.avg_nonempty_bytes,
+                                             SKEWSHIM_HIER_LINE_FLIGHT) &
                        ~f.unrunnable;
+            f.unpaid_few = skewshim_algos_unpaid(&c->cs->topo, c->size, c->cs->topo_nics,
+                                                 ag->max_msgs, f.avg_nonempty_bytes, 1) &
+                           ~(f.unrunnable | f.unrunnable_few);
+        }
         skewshim_algo_id id;
         c->rule = skewshim_policy_choose(pol, &f, &id, &chosen);
         c->algo = id;
-        if (f.unpaid)
+        if (f.unpaid | f.unpaid_few)
             count_unpaid(c, pol, &f);
     }
     if (c->rule >= 0)

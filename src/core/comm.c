@@ -126,7 +126,9 @@ static void fix_choice(skewshim_comm *cs)
     cs->fixed_rule = -2;
     cs->fixed_native = 0;
     cs->topo_nics = skewshim_nics_per_node();
-    cs->unrunnable = skewshim_algos_unrunnable(&cs->topo, cs->size, cs->topo_nics);
+    cs->unrunnable = skewshim_algos_unrunnable(&cs->topo, cs->size, cs->topo_nics,
+                                               SKEWSHIM_HIER_LINE_FLIGHT);
+    cs->unrunnable_few = skewshim_algos_unrunnable(&cs->topo, cs->size, cs->topo_nics, 1);
     cs->cannot_run = skewshim_algos_cannot_run(&cs->topo, cs->size);
     const skewshim_comm_facts cf = {
         .comm_size = cs->size,
@@ -135,6 +137,7 @@ static void fix_choice(skewshim_comm *cs)
         .device_possible = cs->device_possible,
         .unrunnable = cs->unrunnable,
         .cannot_run = cs->cannot_run,
+        .unrunnable_few = cs->unrunnable_few,
     };
     unsigned passed = skewshim_policy_passed_over(&skewshim_g.policy, &cf);
     if (passed && !cs->passed_counted) {

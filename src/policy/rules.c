@@ -29,11 +29,22 @@ static int pay_checked(const skewshim_rule *r)
     return r->use != SKEWSHIM_ALGO_TUNA_HIER || r->params.tuna_hier_pay_check;
 }
 
+/* A rule whose tuna_hier keeps fewer requests in flight than its line was
+ * drawn with is held to the line drawn with 8 as well (topology/topo.c):
+ * the mask it answers to. */
+static unsigned held_to(const skewshim_rule *r, unsigned mask, unsigned few)
+{
+    int fewer = r->use == SKEWSHIM_ALGO_TUNA_HIER &&
+                r->params.tuna_hier_block_count < SKEWSHIM_HIER_LINE_FLIGHT;
+    return fewer ? mask | few : mask;
+}
+
 /* The algorithms of unrunnable (cannot run, or do not pay off) that pass
  * this rule over. */
-static unsigned passes_over(const skewshim_rule *r, unsigned unrunnable, unsigned cannot_run)
+static unsigned passes_over(const skewshim_rule *r, unsigned unrunnable, unsigned few,
+                            unsigned cannot_run)
 {
-    return pay_checked(r) ? unrunnable : cannot_run;
+    return pay_checked(r) ? held_to(r, unrunnable, few) : cannot_run;
 }
 
 /* The matchers on what the communicator alone tells: one place for both
@@ -48,9 +59,10 @@ static int rule_matches(const skewshim_rule *r, const skewshim_facts *f)
 {
     if (r->buffers != SKEWSHIM_BUF_ANY && r->buffers != f->buffers)
         return 0;
-    if (!runnable(r, passes_over(r, f->unrunnable, f->cannot_run)))
+    if (!runnable(r, passes_over(r, f->unrunnable, f->unrunnable_few, f->cannot_run)))
         return 0;
-    if (pay_checked(r) && !runnable(r, f->unpaid) && skewshim_rule_uses_facts(r))
+    if (pay_checked(r) && !runnable(r, held_to(r, f->unpaid, f->unpaid_few)) &&
+        skewshim_rule_uses_facts(r))
         return 0;
     return comm_fits(r, f->comm_size, f->nodes, f->nic_per_rank) &&
            in_range(&r->max_block_bytes, f->max_block_bytes) &&
@@ -109,7 +121,7 @@ static int can_reach(const skewshim_rule *r, const skewshim_comm_facts *cf)
 /* Whether it can match any call there. */
 static int can_match(const skewshim_rule *r, const skewshim_comm_facts *cf)
 {
-    return can_reach(r, cf) && runnable(r, passes_over(r, cf->unrunnable, cf->cannot_run));
+    return can_reach(r, cf) && runnable(r, passes_over(r, cf->unrunnable, cf->unrunnable_few, cf->cannot_run));
 }
 
 /* Whether it matches whatever the call looks like: nothing after it counts. */
@@ -163,7 +175,7 @@ unsigned skewshim_policy_passed_over(const skewshim_policy *p, const skewshim_co
         const skewshim_rule *r = &p->rules[i];
         if (!can_reach(r, cf))
             continue;
-        if (!runnable(r, passes_over(r, cf->unrunnable, cf->cannot_run)))
+        if (!runnable(r, passes_over(r, cf->unrunnable, cf->unrunnable_few, cf->cannot_run)))
             mask |= 1u << r->use;
         else if (matches_every_call(r, cf->device_possible))
             break;

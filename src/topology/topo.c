@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "topology/topo.h"
+#include "vocab.h"
 
 void skewshim_topo_free(skewshim_topo *t)
 {
@@ -127,7 +128,17 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * with its overhead) the line keeps scattered at 31 of 60 points where
  * tuna_hier takes 0.76-0.98x, mostly power-law rows, whose linear
  * exchange's time follows its stages of 32 peers more than its messages
- * (it runs at 20, at 0.57-0.84x).  msgs is P - 1
+ * (it runs at 20, at 0.57-0.84x).
+ * With fewer requests in flight (the policy's default block_count of 8)
+ * a phase-2 message costs about 2.25 of the linear exchange's; the line
+ * the lab drew so, msgs - 2.25 phase 2 >= max(86 + 0.3 B, B), holds such
+ * a rule too, besides the line above, which it cannot beat when 32 in
+ * flight do not.  Over the 136 points of the 1 us platforms with
+ * tuna_hier at 8 and scattered measured (doc/perf/lab/nic-per-rank/),
+ * the line for 32 alone ran it at 56, at 0.41-1.33x scattered's time;
+ * both run it at 37, at 0.41-1.09x, and give up 3 gains of 0.70-0.93x
+ * (doc/performance.md, "A rule with fewer requests in flight").  Between
+ * 8 and 32 nothing was measured, and the heavier line stands.  msgs is P - 1
  * and bytes 0 for the communicator's check (whether any call could pay),
  * the agreed busiest rank's count and the agreed mean for a call's.  The
  * NICs are the key because the user states them; the lab's times follow
@@ -135,8 +146,11 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * ranks, and what the line really follows"). */
 #define NET_SAVED_WITH_NIC_PER_RANK 90.0
 #define NET_SAVED_ADDED_PER_BYTE 0.5
+#define FEW_PHASE2_WEIGHT 2.25
+#define FEW_NET_SAVED 86.0
+#define FEW_NET_SAVED_ADDED_PER_BYTE 0.3
 int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t msgs,
-                            double bytes)
+                            double bytes, int in_flight)
 {
     int64_t phase2 = skewshim_topo_hier_phase2(t);
     if (phase2 < 0)
@@ -147,6 +161,11 @@ int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t
         double net = (double)msgs - (double)phase2;
         if (net < NET_SAVED_WITH_NIC_PER_RANK + NET_SAVED_ADDED_PER_BYTE * bytes || net < bytes)
             return 0;
+        if (in_flight < SKEWSHIM_HIER_LINE_FLIGHT) {
+            double few = (double)msgs - FEW_PHASE2_WEIGHT * (double)phase2;
+            if (few < FEW_NET_SAVED + FEW_NET_SAVED_ADDED_PER_BYTE * bytes || few < bytes)
+                return 0;
+        }
     }
     return 1;
 }

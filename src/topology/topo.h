@@ -37,12 +37,13 @@ int skewshim_topo_nic_per_rank(const skewshim_topo *t, int nics);
  * a node of q ranks stands for ceil(Q / q) local ids of every other node,
  * (N - 1) ceil(Q / qmin) in all.  -1 for a topology without ranks. */
 int64_t skewshim_topo_hier_phase2(const skewshim_topo *t);
-/* Whether tuna_hier pays off on these nodes with nics NICs a node, where
+/* Whether tuna_hier, keeping in_flight requests in flight in its
+ * inter-node phase, pays off on these nodes with nics NICs a node, where
  * the linear exchange costs the busiest rank msgs messages of bytes bytes
  * a non-empty block on average (P - 1 and 0: whether any call could): the
- * lab's line (topo.c).  Pure, so every measured point is a unit test. */
+ * lab's lines (topo.c).  Pure, so every measured point is a unit test. */
 int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t msgs,
-                            double bytes);
+                            double bytes, int in_flight);
 
 /* Dense traffic matrix in bytes: m[i*P + j] = bytes rank i sends rank j. */
 typedef struct skewshim_matrix {

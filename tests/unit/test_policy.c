@@ -451,6 +451,52 @@ static void test_nic_per_rank_matcher(void)
     skewshim_comm_facts bc = {.comm_size = 256, .nodes = 32, .nic_per_rank = 1};
     TAP_OK(skewshim_policy_fixed_choice(&p, &bc, &rule) == 0,
            "built-in, a NIC per rank at 256 ranks: the choice needs the agreement");
+    /* The heavier line (fewer than 32 in flight) binds rules with fewer
+     * only: the built-in NIC-per-rank rule runs 32. */
+    g.comm_size = 256;
+    g.max_block_bytes = 256;
+    g.avg_nonempty_bytes = 128.5;
+    g.unpaid_few = 1u << SKEWSHIM_ALGO_TUNA_HIER;
+    r = skewshim_policy_choose(&p, &g, &a, &pp);
+    TAP_OK(r == 0 && a == SKEWSHIM_ALGO_TUNA_HIER,
+           "built-in, unpaid with 8 in flight only: rule 0 (32 in flight) still runs (got %d)", r);
+    g.unpaid_few = 0;
+    skewshim_policy_free(&p);
+
+    /* A user's rule with the default 8 in flight is held to both lines; one
+     * with 32 to the line for 32 alone; one without the pay checks to
+     * neither. */
+    if (load("rules:\n  - {max_block_bytes: [0, 512], use: tuna_hier}\n"
+             "  - {max_block_bytes: [0, 1KiB], use: tuna_hier, tuna_hier: {block_count: 32}}\n"
+             "  - {max_block_bytes: [0, 2KiB], use: tuna_hier,\n"
+             "     tuna_hier: {block_count: 16, pay_check: false}}\n"
+             "  - {use: scattered}\n", &p, &e)) {
+        TAP_OK(0, "in-flight policy loads: %d:%d %s: %s", e.line, e.column, e.key, e.msg);
+        return;
+    }
+    skewshim_facts h = {.comm_size = 256, .nodes = 64, .nic_per_rank = 1, .max_block_bytes = 256,
+                        .avg_block_bytes = 128, .avg_nonempty_bytes = 128.5, .mtm = 1,
+                        .send_mtm = 1, .recv_mtm = 1, .buffers = SKEWSHIM_BUF_HOST};
+    int got[4];
+    for (int k = 0; k < 4; k++) {
+        h.unpaid = k & 1 ? 1u << SKEWSHIM_ALGO_TUNA_HIER : 0;
+        h.unpaid_few = k & 2 ? 1u << SKEWSHIM_ALGO_TUNA_HIER : 0;
+        got[k] = skewshim_policy_choose(&p, &h, &a, &pp);
+    }
+    TAP_OK(got[0] == 0 && got[2] == 1 && got[1] == 2 && got[3] == 2,
+           "paid: the rule with 8; unpaid with 8 only: the rule with 32; unpaid: the rule "
+           "without checks (got %d %d %d %d)", got[0], got[2], got[1], got[3]);
+    h.unpaid = h.unpaid_few = 0;
+    h.unrunnable_few = 1u << SKEWSHIM_ALGO_TUNA_HIER;
+    r = skewshim_policy_choose(&p, &h, &a, &pp);
+    TAP_OK(r == 1, "no call pays with 8 in flight on these nodes: the rule with 32 (got %d)", r);
+    skewshim_comm_facts hc = {.comm_size = 256, .nodes = 64, .nic_per_rank = 1,
+                              .unrunnable_few = 1u << SKEWSHIM_ALGO_TUNA_HIER};
+    TAP_OK(skewshim_policy_passed_over(&p, &hc) == 1u << SKEWSHIM_ALGO_TUNA_HIER,
+           "and the communicator counts tuna_hier's rule as passed over");
+    hc.unrunnable = hc.unrunnable_few;
+    TAP_OK(skewshim_policy_fixed_choice(&p, &hc, &rule) == 0,
+           "no call pays with 32 either: the rule without checks still reads the blocks");
     skewshim_policy_free(&p);
 }
 
