@@ -23,6 +23,25 @@ static int hier_pays(int P, int q, int nics, uint64_t msgs, double bytes)
     return hier_pays_with(32, P, q, nics, msgs, bytes);
 }
 
+/* A measured point with a NIC per rank: the busiest rank's messages and
+ * the mean non-empty block, and the side of the line it must land on. */
+typedef struct line_point {
+    int P, q, msgs;
+    double bytes;
+    int pays;
+    const char *what;
+} line_point;
+
+static void check_line(int in_flight, const line_point *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int got = hier_pays_with(in_flight, v[i].P, v[i].q, v[i].q, (uint64_t)v[i].msgs,
+                                 v[i].bytes);
+        TAP_OK(got == v[i].pays, "a NIC per rank, %d in flight, %s: %s", in_flight, v[i].what,
+               got ? "pays" : "does not pay");
+    }
+}
+
 int main(void)
 {
     skewshim_topo t;
@@ -62,12 +81,7 @@ int main(void)
      * rank counts both are here, and every point it gives up.  Each must
      * land on the side it was measured on, but for the marked points: given
      * up (tuna_hier gains there, the line keeps scattered) and level. */
-    static const struct {
-        int P, q, msgs;
-        double bytes;
-        int pays;
-        const char *what;
-    } line[] = {
+    static const line_point line[] = {
         {256, 8, 91, 4.60, 0, "gpu-h200 P=256, power 16 B (60 net): 0.849x, given up"},
         {384, 8, 91, 4.60, 0, "gpu-h200 P=384, power 16 B (44 net): 0.887x, given up"},
         {176, 8, 115, 13.41, 0, "gpu-h200 P=176, power 64 B (94 net): 0.929x, given up"},
@@ -133,21 +147,13 @@ int main(void)
          "gpu-h200 P=1024, uniform 1 KiB (513.1 B): 1.086x with 8, past the line's reach (the "
          "built-in rule stops at 512 B)"},
     };
-    for (size_t i = 0; i < sizeof line / sizeof line[0]; i++) {
-        int got = hier_pays(line[i].P, line[i].q, line[i].q, (uint64_t)line[i].msgs, line[i].bytes);
-        TAP_OK(got == line[i].pays, "a NIC per rank, %s: %s", line[i].what,
-               got ? "pays" : "does not pay");
-    }
+    check_line(32, line, sizeof line / sizeof line[0]);
     /* With the policy's default 8 in flight a phase-2 message costs about
      * 2.25 of the linear exchange's: such a rule is held to that line as
-     * well (doc/perf/lab/nic-per-rank/, tuna_hier at 8 over scattered).
-     * The line for 32 alone ran these losses and gave up none of them. */
-    static const struct {
-        int P, q, msgs;
-        double bytes;
-        int pays;
-        const char *what;
-    } few[] = {
+     * well (doc/perf/lab/nic-per-rank/fewer-in-flight.csv, tuna_hier at 8
+     * over scattered): the losses the line for 32 alone ran, the gains
+     * both keep and give up, and the point only the line for 8 ran. */
+    static const line_point few[] = {
         {256, 2, 251, 8.50, 0, "gpu-h200-pairs P=256, uniform 16 B: 1.330x"},
         {128, 4, 126, 8.50, 0, "gpu-perlmutter P=128, uniform 16 B: 1.129x"},
         {192, 4, 187, 8.50, 0, "gpu-perlmutter P=192, uniform 16 B: 1.000x"},
@@ -167,12 +173,7 @@ int main(void)
         {512, 16, 161, 41.90, 0, "gpu-h200-16 P=512, power 256 B: 0.700x, given up"},
         {160, 16, 133, 41.90, 1, "gpu-h200-16 P=160, power 256 B: 1.049x, level"},
     };
-    for (size_t i = 0; i < sizeof few / sizeof few[0]; i++) {
-        int got = hier_pays_with(8, few[i].P, few[i].q, few[i].q, (uint64_t)few[i].msgs,
-                                 few[i].bytes);
-        TAP_OK(got == few[i].pays, "a NIC per rank, 8 in flight, %s: %s", few[i].what,
-               got ? "pays" : "does not pay");
-    }
+    check_line(8, few, sizeof few / sizeof few[0]);
     TAP_OK(hier_pays_with(31, 256, 4, 4, 255, 128.5) == 0 &&
                hier_pays_with(32, 256, 4, 4, 255, 128.5) == 1,
            "gpu-perlmutter P=256, uniform 256 B: below 32 in flight the heavier line holds");
