@@ -35,7 +35,10 @@
 #        (max_msgs, passed_over_calls); P = 256, uniform 256 B, auto runs
 #        tuna_hier at <= 0.9 x (nodes of 8) and <= 0.85 x (nodes of 4,
 #        gpu-perlmutter), and on 512 B blocks there keeps scattered where
-#        tuna_hier takes > 1.1 x;
+#        tuna_hier takes > 1.1 x; a user's tuna_hier rule with the global
+#        8 in flight at P = 128 on gpu-perlmutter, uniform 16 B, is held
+#        to the line drawn with 8: auto runs scattered where tuna_hier
+#        takes > 1.1 x (1.129; the line for 32 alone ran it);
 #   3. the lab's charge for the shim's own copies (src/labcharge.c) is
 #      there: bruck2 at P = 64, S = 16 KiB costs 150-350 us more with it
 #      than with --charge off, native the same;
@@ -274,6 +277,18 @@ verified nics256q4 "gpu-perlmutter P=256 (a NIC per rank), uniform 256 and 512 B
     --iters 1 --warmup 0
 auto_ran_scattered "$OUT/nics256q4/results.csv" 256 256 tuna_hier 0.85 "gpu-perlmutter P=256, a NIC per rank, uniform 256 B"
 auto_kept_scattered "$OUT/nics256q4/results.csv" 256 512 1.1 "gpu-perlmutter P=256, a NIC per rank, uniform 512 B"
+# A rule with fewer requests in flight than the line was drawn with (a
+# user's, with the global block_count of 8) is held to the line drawn with
+# 8 as well (src/topology/topo.c): at P = 128 on nodes of 4, 16 B blocks,
+# 126 - 2.25 x 31 = 56 net, below 86; the line for 32 alone (95 net) let
+# auto run tuna_hier there at 1.129x scattered.
+SKEWSHIM_CONFIG="$top_srcdir/doc/perf/lab/nic-per-rank/user-rule-8.yaml"
+export SKEWSHIM_CONFIG
+verified few128 "gpu-perlmutter P=128 (a NIC per rank), uniform 16 B, a user's rule with 8 in flight: verified" \
+    --platform gpu-perlmutter --ranks 128 --sizes 16 --workloads uniform --algos scattered,tuna_hier,auto \
+    --iters 1 --warmup 0
+unset SKEWSHIM_CONFIG
+auto_kept_scattered "$OUT/few128/results.csv" 128 16 1.1 "gpu-perlmutter P=128, a user's tuna_hier rule with 8 in flight, uniform 16 B"
 # The charge for the shim's own copies and planning (src/labcharge.c): the
 # same P = 64, S = 16 KiB point with the charge off.  native does no work of
 # the shim's and must not move; bruck2 copies every block it forwards and
