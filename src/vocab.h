@@ -28,8 +28,10 @@ typedef enum skewshim_algo_id {
 /* Requests tuna_hier keeps in flight in its inter-node phase with which
  * the lab drew its line for a NIC per rank (src/topology/topo.c), as many
  * as the linear exchange keeps.  A rule that runs it with fewer is held to
- * the line drawn with 8 as well: there a phase-2 message costs more. */
+ * the line drawn with SKEWSHIM_HIER_FEW_FLIGHT (the policy's default) as
+ * well: there a phase-2 message costs more. */
 #define SKEWSHIM_HIER_LINE_FLIGHT 32
+#define SKEWSHIM_HIER_FEW_FLIGHT 8
 
 /* "unknown" for an id out of range, never NULL. */
 const char *skewshim_algo_name(skewshim_algo_id a);

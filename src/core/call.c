@@ -860,7 +860,8 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
                                              SKEWSHIM_HIER_LINE_FLIGHT) &
                        ~f.unrunnable;
             f.unpaid_few = skewshim_algos_unpaid(&c->cs->topo, c->size, c->cs->topo_nics,
-                                                 ag->max_msgs, f.avg_nonempty_bytes, 1) &
+                                                 ag->max_msgs, f.avg_nonempty_bytes,
+                                                 SKEWSHIM_HIER_FEW_FLIGHT) &
                            ~(f.unrunnable | f.unrunnable_few);
         }
         skewshim_algo_id id;

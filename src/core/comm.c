@@ -128,7 +128,8 @@ static void fix_choice(skewshim_comm *cs)
     cs->topo_nics = skewshim_nics_per_node();
     cs->unrunnable = skewshim_algos_unrunnable(&cs->topo, cs->size, cs->topo_nics,
                                                SKEWSHIM_HIER_LINE_FLIGHT);
-    cs->unrunnable_few = skewshim_algos_unrunnable(&cs->topo, cs->size, cs->topo_nics, 1);
+    cs->unrunnable_few = skewshim_algos_unrunnable(&cs->topo, cs->size, cs->topo_nics,
+                                                   SKEWSHIM_HIER_FEW_FLIGHT);
     cs->cannot_run = skewshim_algos_cannot_run(&cs->topo, cs->size);
     const skewshim_comm_facts cf = {
         .comm_size = cs->size,

@@ -121,7 +121,8 @@ static int can_reach(const skewshim_rule *r, const skewshim_comm_facts *cf)
 /* Whether it can match any call there. */
 static int can_match(const skewshim_rule *r, const skewshim_comm_facts *cf)
 {
-    return can_reach(r, cf) && runnable(r, passes_over(r, cf->unrunnable, cf->unrunnable_few, cf->cannot_run));
+    return can_reach(r, cf) &&
+           runnable(r, passes_over(r, cf->unrunnable, cf->unrunnable_few, cf->cannot_run));
 }
 
 /* Whether it matches whatever the call looks like: nothing after it counts. */
