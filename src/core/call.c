@@ -859,10 +859,13 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
                                              ag->max_msgs, f.avg_nonempty_bytes,
                                              SKEWSHIM_HIER_LINE_FLIGHT) &
                        ~f.unrunnable;
-            f.unpaid_few = skewshim_algos_unpaid(&c->cs->topo, c->size, c->cs->topo_nics,
-                                                 ag->max_msgs, f.avg_nonempty_bytes,
-                                                 SKEWSHIM_HIER_FEW_FLIGHT) &
-                           ~(f.unrunnable | f.unrunnable_few);
+            /* The lines differ only with a NIC per rank: elsewhere the
+             * second pass of the table would find the same bits. */
+            if (f.nic_per_rank)
+                f.unpaid_few = skewshim_algos_unpaid(&c->cs->topo, c->size, c->cs->topo_nics,
+                                                     ag->max_msgs, f.avg_nonempty_bytes,
+                                                     SKEWSHIM_HIER_FEW_FLIGHT) &
+                               ~(f.unrunnable | f.unrunnable_few);
         }
         skewshim_algo_id id;
         c->rule = skewshim_policy_choose(pol, &f, &id, &chosen);
