@@ -103,52 +103,83 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * from half down (2 ranks beside nodes of 32: 0.68-1.07x at P = 162,
  * 0.94-1.05x at P = 66, 16-64 B).
  * Where every rank has a NIC of its own (nics >= Q), what tuna_hier
- * saves is the cost of each message it does not send, against the
- * agreement and its intra-node rounds, and of its copies and intra-node
+ * saves is the linear exchange's time, less its phase 2, against the
+ * agreement and its intra-node rounds, and its copies and intra-node
  * traffic, which grow with the bytes.  The built-in rule that leans on
  * this line runs tuna_hier with 32 requests in flight in phase 2, as many
  * as the linear exchange keeps; so weighed, a phase-2 message costs about
- * one of the linear exchange's (with 8 in flight it cost 2.25, and nodes
- * of 2 never paid).  The line was drawn on the lab's two-tier clusters
- * with 32 in flight ("The line with 32 requests in flight" in
- * doc/performance.md: gpu-h200 nodes of 8, gpu-perlmutter nodes of 4,
- * gpu-h200-pairs nodes of 2, 128-512 ranks, uniform and power-law blocks
- * of 16-512 B): the net saving msgs - phase 2 must reach 90 + 0.5 times
- * the mean non-empty block's bytes, and those bytes.  Taken so, tuna_hier
- * runs at 34 of the 106 points measured, at 0.54-1.01x scattered's time;
- * 21 where it would take 0.85-0.99x stay on scattered, most of them
- * power-law rows (nodes of 2: 1.11x at 160 ranks, 78 net, left; 0.87x at
- * 256, 124 net, taken).  It is not one of messages a byte alone:
- * at 1024 ranks on nodes of 8, 1 KiB blocks take tuna_hier 1.09x where
- * 512 B blocks at 512 ranks take it 0.84x, so the built-in rule stops at
- * 512 B.  The level follows the latency between the ranks of a node:
- * drawn for 1 us, the scale-up hop the GPU-like platforms assume; with
- * 0.3 us (gpu-*-shm, which the device machine's host matches: 0.5 us a
- * message one way through the MPI library's shared memory, as in the lab
- * with its overhead) the line keeps scattered at 31 of 60 points where
- * tuna_hier takes 0.76-0.98x, mostly power-law rows, whose linear
- * exchange's time follows its stages of 32 peers more than its messages
- * (it runs at 20, at 0.57-0.84x).
+ * one of the linear exchange's on dense rows (with 8 in flight it cost
+ * 2.25, and nodes of 2 never paid).  The line was drawn on the lab's
+ * two-tier clusters with 32 in flight ("The line with 32 requests in
+ * flight" in doc/performance.md: gpu-h200 nodes of 8, gpu-perlmutter
+ * nodes of 4, gpu-h200-pairs nodes of 2, 128-512 ranks, uniform and
+ * power-law blocks of 16-512 B): the net saving must reach 90 + 0.5 times
+ * the mean non-empty block's bytes, and those bytes.  It is not one of
+ * messages a byte alone: at 1024 ranks on nodes of 8, 1 KiB blocks take
+ * tuna_hier 1.09x where 512 B blocks at 512 ranks take it 0.84x, so the
+ * built-in rule stops at 512 B.
+ * The linear exchange posts its peers in stages of 32 (MPICH's throttle,
+ * scattered's block_count) and waits for each, so on sparse rows its time
+ * follows the stages its busiest rank's messages fall in as well as the
+ * messages: about 0.23 us a message and 3.0 us a stage at 1 us a hop
+ * (scattered takes 123-147 us at 1024 ranks on power-law rows of 94-187
+ * messages, its 32 stages, whatever the bytes).  linear_cost() weighs a
+ * message 0.8 and a stage 6.4, the (P - 1) / 32 stages of full ones
+ * counted as such: 1.0 a message on dense rows, whose count, and the
+ * communicator's check, stay as they were.  Over the 200 points at 1 us
+ * with tuna_hier at 32 and scattered measured (doc/perf/lab/nic-per-rank/,
+ * "The linear exchange's stages, counted" in doc/performance.md), the time
+ * the line's choice takes falls from 0.920 of scattered's (messages
+ * alone) to 0.879 (the better of the two at each point: 0.861).  It
+ * moves 30 points to tuna_hier, all power-law rows: 23 gain, from 176
+ * ranks on nodes of 8 and 16 (0.59-0.96x scattered's time; 0.59-0.63x at
+ * 1024 ranks), and 7 lose, at 128-192 ranks on nodes of 8 (1.002-1.087x).
+ * Only the stages that can hold one
+ * of the busiest rank's messages count: on Zipf rows of 8-28 messages over
+ * 8-16 stages each message costs scattered a stage, but tuna_hier's time
+ * there does not follow the mean block (1.10-1.53x at 384-512 ranks on
+ * 512 B blocks), and so counted they stay on scattered.  The level
+ * follows the latency between the ranks of a node: drawn for 1 us, the
+ * scale-up hop the GPU-like platforms assume; with 0.3 us (gpu-*-shm,
+ * which the device machine's host matches) the line keeps scattered at
+ * 42 of 116 points where tuna_hier takes 0.77-0.99x, and runs it at 27,
+ * at 0.57-0.84x.  On nodes of 4 it still gives up 0.83-0.95x on
+ * power-law rows from 384 ranks, where phase 2 is twice as long.
  * With fewer requests in flight (the policy's default block_count of 8)
  * a phase-2 message costs about 2.25 of the linear exchange's; the line
  * the lab drew so, msgs - 2.25 phase 2 >= max(86 + 0.3 B, B), holds such
  * a rule too, besides the line above, which it cannot beat when 32 in
- * flight do not.  Over the 136 points of the 1 us platforms with
- * tuna_hier at 8 and scattered measured (doc/perf/lab/nic-per-rank/),
- * the line for 32 alone ran it at 56, at 0.41-1.33x scattered's time;
- * both run it at 37, at 0.41-1.09x, and give up 3 gains of 0.70-0.93x
- * (doc/performance.md, "A rule with fewer requests in flight").  Between
- * 8 and 32 nothing was measured, and the heavier line stands.  msgs is P - 1
- * and bytes 0 for the communicator's check (whether any call could pay),
- * the agreed busiest rank's count and the agreed mean for a call's.  The
- * NICs are the key because the user states them; the lab's times follow
- * the latency between a node's ranks, not the NICs ("Fewer NICs than
- * ranks, and what the line really follows"). */
+ * flight do not.  It counts messages only, as drawn: over the 136 points
+ * of the 1 us platforms with tuna_hier at 8 and scattered measured
+ * (doc/perf/lab/nic-per-rank/), the line for 32 alone ran it at 56, at
+ * 0.41-1.33x scattered's time; both run it at 37, at 0.41-1.09x, and give
+ * up 3 gains of 0.70-0.93x (doc/performance.md, "A rule with fewer
+ * requests in flight").  Between 8 and 32 nothing was measured, and the
+ * heavier line stands.  msgs is P - 1 and bytes 0 for the communicator's
+ * check (whether any call could pay: linear_cost() grows with msgs), the
+ * agreed busiest rank's count and the agreed mean for a call's.  The NICs
+ * are the key because the user states them; the lab's times follow the
+ * latency between a node's ranks, not the NICs ("Fewer NICs than ranks,
+ * and what the line really follows"). */
 #define NET_SAVED_WITH_NIC_PER_RANK 90.0
 #define NET_SAVED_ADDED_PER_BYTE 0.5
+#define LINEAR_STAGE_PEERS 32
+#define LINEAR_MESSAGE_WEIGHT 0.8
+#define LINEAR_STAGE_WEIGHT 6.4
 #define FEW_PHASE2_WEIGHT 2.25
 #define FEW_NET_SAVED 86.0
 #define FEW_NET_SAVED_ADDED_PER_BYTE 0.3
+
+/* The linear exchange's time on the busiest rank, in its messages on
+ * dense rows. */
+static double linear_cost(int size, uint64_t msgs)
+{
+    double stages = (double)(size > 0 ? size - 1 : 0) / LINEAR_STAGE_PEERS;
+    double held = (double)msgs < stages ? (double)msgs : stages;
+    double staged = LINEAR_MESSAGE_WEIGHT * (double)msgs + LINEAR_STAGE_WEIGHT * held;
+    return staged > (double)msgs ? staged : (double)msgs;
+}
+
 int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t msgs,
                             double bytes, int in_flight)
 {
@@ -158,7 +189,7 @@ int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t
     if (2 * phase2 > (int64_t)size - 1)
         return 0;
     if (skewshim_topo_nic_per_rank(t, nics)) {
-        double net = (double)msgs - (double)phase2;
+        double net = linear_cost(size, msgs) - (double)phase2;
         if (net < NET_SAVED_WITH_NIC_PER_RANK + NET_SAVED_ADDED_PER_BYTE * bytes || net < bytes)
             return 0;
         if (in_flight < SKEWSHIM_HIER_LINE_FLIGHT) {

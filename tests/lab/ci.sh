@@ -221,9 +221,10 @@ auto_kept_scattered "$OUT/nics64/results.csv" 64 16 1.2 "gpu-h200 P=64, a NIC pe
 # to save and it runs, with the rule's block_count 32 (0.678x scattered
 # today; 0.781x with the global 8, so a rule that lost its 32 fails
 # the 0.75 below); power-law 16 B blocks leave
-# the linear exchange only the non-empty ones (85 on the busiest rank), 62
-# net by the agreed count, so the rule is passed over for the call and auto
-# must run scattered (tuna_hier 1.169x today; auto ran it before).
+# the linear exchange only the non-empty ones (85 on the busiest rank over
+# 6 stages of 32 peers: a cost of 106 messages, 83 net), so the rule is
+# passed over for the call and auto must run scattered (tuna_hier 1.169x
+# today; auto ran it before).
 verified nics192p "gpu-h200 P=192 (a NIC per rank), power 16 B: scattered, tuna_hier and auto verified" \
     --platform gpu-h200 --ranks 192 --sizes 16 --workloads power --algos scattered,tuna_hier,auto \
     --iters 1 --warmup 0
@@ -277,6 +278,16 @@ verified nics256q4 "gpu-perlmutter P=256 (a NIC per rank), uniform 256 and 512 B
     --iters 1 --warmup 0
 auto_ran_scattered "$OUT/nics256q4/results.csv" 256 256 tuna_hier 0.85 "gpu-perlmutter P=256, a NIC per rank, uniform 256 B"
 auto_kept_scattered "$OUT/nics256q4/results.csv" 256 512 1.1 "gpu-perlmutter P=256, a NIC per rank, uniform 512 B"
+# Sparse rows at more ranks: the linear exchange waits for each of its
+# stages of 32 peers, so the line counts its stages as well as its
+# messages (src/topology/topo.c).  At P = 256 power-law 16 B blocks leave
+# the busiest rank 91 messages over 8 stages, a cost of 124 and 93 net:
+# tuna_hier with the rule's 32 takes 0.849x scattered and auto must run it
+# (counting messages alone, 60 net, auto ran scattered).
+verified stages256 "gpu-h200 P=256 (a NIC per rank), power 16 B: scattered and auto verified" \
+    --platform gpu-h200 --ranks 256 --sizes 16 --workloads power --algos scattered,auto \
+    --iters 1 --warmup 0
+auto_ran_scattered "$OUT/stages256/results.csv" 256 16 tuna_hier 0.9 "gpu-h200 P=256, a NIC per rank, power 16 B"
 # A rule with fewer requests in flight than the line was drawn with (a
 # user's, with the global block_count of 8) is held to the line drawn with
 # 8 as well (src/topology/topo.c): at P = 128 on nodes of 4, 16 B blocks,
