@@ -142,7 +142,7 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * follows the latency between the ranks of a node: drawn for 1 us, the
  * scale-up hop the GPU-like platforms assume; with 0.3 us (gpu-*-shm,
  * which the device machine's host matches) the line keeps scattered at
- * 42 of 116 points where tuna_hier takes 0.77-0.99x, and runs it at 27,
+ * 44 of 122 points where tuna_hier takes 0.77-0.99x, and runs it at 31,
  * at 0.57-0.84x.  On nodes of 4 it still gives up 0.83-0.95x on
  * power-law rows from 384 ranks, where phase 2 is twice as long.
  * With fewer requests in flight (the policy's default block_count of 8)
