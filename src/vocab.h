@@ -25,12 +25,16 @@ typedef enum skewshim_algo_id {
     SKEWSHIM_ALGO_COUNT
 } skewshim_algo_id;
 
+/* Requests the linear exchange keeps in flight: MPICH's throttle and
+ * scattered's default block_count, so the width of its stages, which the
+ * line for a NIC per rank counts (src/topology/topo.c). */
+#define SKEWSHIM_LINEAR_FLIGHT 32
 /* Requests tuna_hier keeps in flight in its inter-node phase with which
- * the lab drew its line for a NIC per rank (src/topology/topo.c), as many
- * as the linear exchange keeps.  A rule that runs it with fewer is held to
- * the line drawn with SKEWSHIM_HIER_FEW_FLIGHT (the policy's default) as
- * well: there a phase-2 message costs more. */
-#define SKEWSHIM_HIER_LINE_FLIGHT 32
+ * the lab drew its line for a NIC per rank, as many as the linear exchange
+ * keeps.  A rule that runs it with fewer is held to the line drawn with
+ * SKEWSHIM_HIER_FEW_FLIGHT (the policy's default) as well: there a
+ * phase-2 message costs more. */
+#define SKEWSHIM_HIER_LINE_FLIGHT SKEWSHIM_LINEAR_FLIGHT
 #define SKEWSHIM_HIER_FEW_FLIGHT 8
 
 /* "unknown" for an id out of range, never NULL. */

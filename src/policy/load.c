@@ -76,10 +76,10 @@ int skewshim_pol_map_next(ctx *c, yaml_node_t *map, const char *path,
 void skewshim_params_default(skewshim_params *p)
 {
     memset(p, 0, sizeof *p);
-    p->scattered_block_count = 32;
+    p->scattered_block_count = SKEWSHIM_LINEAR_FLIGHT;
     p->tuna_radix = 0;
     p->tuna_hier_radix = 0;
-    p->tuna_hier_block_count = 8;
+    p->tuna_hier_block_count = SKEWSHIM_HIER_FEW_FLIGHT;
     p->tuna_hier_variant = SKEWSHIM_TUNA_COALESCED;
     p->tuna_hier_pay_check = 1;
     p->sabre_alpha = 1.05;

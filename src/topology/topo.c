@@ -163,7 +163,6 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * and what the line really follows"). */
 #define NET_SAVED_WITH_NIC_PER_RANK 90.0
 #define NET_SAVED_ADDED_PER_BYTE 0.5
-#define LINEAR_STAGE_PEERS 32
 #define LINEAR_MESSAGE_WEIGHT 0.8
 #define LINEAR_STAGE_WEIGHT 6.4
 #define FEW_PHASE2_WEIGHT 2.25
@@ -174,7 +173,7 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * dense rows. */
 static double linear_cost(int size, uint64_t msgs)
 {
-    double stages = (double)(size > 0 ? size - 1 : 0) / LINEAR_STAGE_PEERS;
+    double stages = (double)(size > 0 ? size - 1 : 0) / SKEWSHIM_LINEAR_FLIGHT;
     double held = (double)msgs < stages ? (double)msgs : stages;
     double staged = LINEAR_MESSAGE_WEIGHT * (double)msgs + LINEAR_STAGE_WEIGHT * held;
     return staged > (double)msgs ? staged : (double)msgs;
