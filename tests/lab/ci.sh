@@ -288,6 +288,16 @@ verified stages256 "gpu-h200 P=256 (a NIC per rank), power 16 B: scattered and a
     --platform gpu-h200 --ranks 256 --sizes 16 --workloads power --algos scattered,auto \
     --iters 1 --warmup 0
 auto_ran_scattered "$OUT/stages256/results.csv" 256 16 tuna_hier 0.9 "gpu-h200 P=256, a NIC per rank, power 16 B"
+# Largest blocks of 513 B - 1 KiB with a NIC per rank (the built-in rule
+# 6: from 384 ranks, MTM <= 2, the same line): at P = 384 on nodes of 8,
+# power-law 1 KiB blocks (176 messages, 170 net against 159; MTM 1.39),
+# tuna_hier with 32 takes 0.866x scattered and auto must run it (before
+# the rule, which the first rule's 512 B left to scattered, it ran
+# scattered).
+verified k1x384 "gpu-h200 P=384 (a NIC per rank), power 1 KiB: scattered and auto verified" \
+    --platform gpu-h200 --ranks 384 --sizes 1k --workloads power --algos scattered,auto \
+    --iters 1 --warmup 0
+auto_ran_scattered "$OUT/k1x384/results.csv" 384 1024 tuna_hier 0.92 "gpu-h200 P=384, a NIC per rank, power 1 KiB"
 # A rule with fewer requests in flight than the line was drawn with (a
 # user's, with the global block_count of 8) is held to the line drawn with
 # 8 as well (src/topology/topo.c): at P = 128 on nodes of 4, 16 B blocks,

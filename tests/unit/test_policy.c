@@ -96,6 +96,17 @@ static int small_rule(const skewshim_rule *r, int plo, int phi, double mlo, doub
            r->avg_nonempty_bytes.lo == 0 && r->avg_nonempty_bytes.hi == ne_hi;
 }
 
+/* A host tuna_hier rule for a NIC per rank with 32 in flight, from plo
+ * ranks, on the largest block alone. */
+static int nic_rule(const skewshim_rule *r, int plo, double mlo, double mhi)
+{
+    return r->use == SKEWSHIM_ALGO_TUNA_HIER && r->buffers == SKEWSHIM_BUF_HOST &&
+           r->comm_size.lo == plo && r->comm_size.hi < 0 && r->max_block_bytes.lo == mlo &&
+           r->max_block_bytes.hi == mhi && r->nic_per_rank.set && r->nic_per_rank.lo == 1 &&
+           r->nic_per_rank.hi == 1 && !r->avg_nonempty_bytes.set && !r->avg_block_bytes.set &&
+           !r->nodes.set && r->params.tuna_hier_block_count == 32 && r->overrides == 1u << 3;
+}
+
 static void test_builtin(void)
 {
     skewshim_policy p;
@@ -109,16 +120,10 @@ static void test_builtin(void)
     TAP_OK(!strcmp(p.source, "<built-in default>"), "built-in source name");
     TAP_OK(settings_are_default(&p),
            "conf/default.yaml states exactly the compiled-in defaults");
-    TAP_OK(p.nrules == 14, "built-in has 14 rules (got %d)", p.nrules);
-    if (p.nrules == 14) {
+    TAP_OK(p.nrules == 15, "built-in has 15 rules (got %d)", p.nrules);
+    if (p.nrules == 15) {
         const skewshim_rule *r = p.rules;
-        TAP_OK(r[0].use == SKEWSHIM_ALGO_TUNA_HIER && r[0].buffers == SKEWSHIM_BUF_HOST &&
-                   r[0].comm_size.lo == 128 && r[0].comm_size.hi < 0 &&
-                   r[0].max_block_bytes.lo == 0 && r[0].max_block_bytes.hi == 512 &&
-                   r[0].nic_per_rank.set && r[0].nic_per_rank.lo == 1 &&
-                   r[0].nic_per_rank.hi == 1 && !r[0].avg_nonempty_bytes.set &&
-                   !r[0].avg_block_bytes.set && !r[0].nodes.set &&
-                   r[0].params.tuna_hier_block_count == 32 && r[0].overrides == 1u << 3,
+        TAP_OK(nic_rule(&r[0], 128, 0, 512) && !r[0].mtm.set,
                "rule 0: host, >= 128 ranks, blocks to 512 B, a NIC per rank -> tuna_hier, "
                "block_count 32");
         TAP_OK(r[1].use == SKEWSHIM_ALGO_TUNA_HIER && r[1].buffers == SKEWSHIM_BUF_HOST &&
@@ -139,59 +144,65 @@ static void test_builtin(void)
         TAP_OK(small_rule(&r[5], 64, 127, 0, 1024, 36) && !r[5].avg_block_bytes.set,
                "rule 5: host, 64-127 ranks, blocks to 1 KiB, <= 36 B per non-empty block "
                "-> tuna_hier");
-        TAP_OK(r[6].use == SKEWSHIM_ALGO_SCATTERED && r[6].buffers == SKEWSHIM_BUF_HOST &&
-                   r[6].comm_size.lo == 64 && r[6].comm_size.hi < 0 &&
-                   r[6].max_block_bytes.lo == 0 && r[6].max_block_bytes.hi == 1024 &&
-                   !r[6].avg_block_bytes.set,
-               "rule 6: host, >= 64 ranks, blocks to 1 KiB -> scattered");
-        TAP_OK(r[7].use == SKEWSHIM_ALGO_FAST && r[7].buffers == SKEWSHIM_BUF_HOST &&
-                   r[7].comm_size.lo == 64 && r[7].comm_size.hi == 256 && !r[7].mtm.set &&
-                   r[7].send_mtm.lo == 0 && r[7].send_mtm.hi == 2 &&
-                   r[7].recv_mtm.lo == 2.2 && r[7].recv_mtm.hi < 0 &&
-                   r[7].avg_block_bytes.lo == 24 << 10 && !r[7].max_block_bytes.set,
-               "rule 7: host, 64-256 ranks, send mtm <= 2, recv mtm >= 2.2, avg block >= 24 KiB "
-               "-> fast");
+        TAP_OK(nic_rule(&r[6], 384, 513, 1024) && r[6].mtm.set && r[6].mtm.lo == 0 &&
+                   r[6].mtm.hi == 2,
+               "rule 6: host, >= 384 ranks, blocks 513 B - 1 KiB, mtm <= 2, a NIC per rank -> "
+               "tuna_hier, block_count 32");
+        TAP_OK(r[7].use == SKEWSHIM_ALGO_SCATTERED && r[7].buffers == SKEWSHIM_BUF_HOST &&
+                   r[7].comm_size.lo == 64 && r[7].comm_size.hi < 0 &&
+                   r[7].max_block_bytes.lo == 0 && r[7].max_block_bytes.hi == 1024 &&
+                   !r[7].avg_block_bytes.set,
+               "rule 7: host, >= 64 ranks, blocks to 1 KiB -> scattered");
         TAP_OK(r[8].use == SKEWSHIM_ALGO_FAST && r[8].buffers == SKEWSHIM_BUF_HOST &&
-                   r[8].comm_size.lo == 64 && r[8].comm_size.hi < 0 &&
-                   r[8].max_block_bytes.lo == 128 << 10 && r[8].max_block_bytes.hi < 0 &&
-                   r[8].send_mtm.hi == 2 && r[8].recv_mtm.lo == 2.2 &&
-                   r[8].repeats.lo == 32 && r[8].repeats.hi < 0,
-               "rule 8: host, >= 64 ranks, blocks >= 128 KiB, balanced senders, hot "
-               "receivers, the matrix 32 calls in a row -> fast");
-        TAP_OK(r[9].use == SKEWSHIM_ALGO_FAST && r[9].buffers == SKEWSHIM_BUF_HOST &&
-                   r[9].comm_size.lo == 64 && r[9].comm_size.hi == 256 && !r[9].mtm.set &&
-                   r[9].send_mtm.lo == 2.2 && r[9].send_mtm.hi < 0 &&
-                   r[9].recv_mtm.lo == 2.2 && r[9].recv_mtm.hi < 0 &&
-                   r[9].avg_block_bytes.lo == 32 << 10 && r[9].avg_block_bytes.hi < 0 &&
-                   !r[9].max_block_bytes.set && !r[9].repeats.set,
-               "rule 9: host, 64-256 ranks, send and recv mtm >= 2.2, avg block >= 32 KiB "
+                   r[8].comm_size.lo == 64 && r[8].comm_size.hi == 256 && !r[8].mtm.set &&
+                   r[8].send_mtm.lo == 0 && r[8].send_mtm.hi == 2 &&
+                   r[8].recv_mtm.lo == 2.2 && r[8].recv_mtm.hi < 0 &&
+                   r[8].avg_block_bytes.lo == 24 << 10 && !r[8].max_block_bytes.set,
+               "rule 8: host, 64-256 ranks, send mtm <= 2, recv mtm >= 2.2, avg block >= 24 KiB "
                "-> fast");
+        TAP_OK(r[9].use == SKEWSHIM_ALGO_FAST && r[9].buffers == SKEWSHIM_BUF_HOST &&
+                   r[9].comm_size.lo == 64 && r[9].comm_size.hi < 0 &&
+                   r[9].max_block_bytes.lo == 128 << 10 && r[9].max_block_bytes.hi < 0 &&
+                   r[9].send_mtm.hi == 2 && r[9].recv_mtm.lo == 2.2 &&
+                   r[9].repeats.lo == 32 && r[9].repeats.hi < 0,
+               "rule 9: host, >= 64 ranks, blocks >= 128 KiB, balanced senders, hot "
+               "receivers, the matrix 32 calls in a row -> fast");
         TAP_OK(r[10].use == SKEWSHIM_ALGO_FAST && r[10].buffers == SKEWSHIM_BUF_HOST &&
-                   r[10].comm_size.lo == 64 && r[10].comm_size.hi == 256 &&
-                   r[10].max_block_bytes.lo == 4 << 20 && r[10].max_block_bytes.hi < 0 &&
-                   r[10].send_mtm.lo == 2.2 && r[10].recv_mtm.lo == 2.2 &&
-                   r[10].repeats.lo == 32 && r[10].repeats.hi < 0 && !r[10].avg_block_bytes.set,
-               "rule 10: host, 64-256 ranks, blocks >= 4 MiB, skewed on both sides, the matrix "
+                   r[10].comm_size.lo == 64 && r[10].comm_size.hi == 256 && !r[10].mtm.set &&
+                   r[10].send_mtm.lo == 2.2 && r[10].send_mtm.hi < 0 &&
+                   r[10].recv_mtm.lo == 2.2 && r[10].recv_mtm.hi < 0 &&
+                   r[10].avg_block_bytes.lo == 32 << 10 && r[10].avg_block_bytes.hi < 0 &&
+                   !r[10].max_block_bytes.set && !r[10].repeats.set,
+               "rule 10: host, 64-256 ranks, send and recv mtm >= 2.2, avg block >= 32 KiB "
+               "-> fast");
+        TAP_OK(r[11].use == SKEWSHIM_ALGO_FAST && r[11].buffers == SKEWSHIM_BUF_HOST &&
+                   r[11].comm_size.lo == 64 && r[11].comm_size.hi == 256 &&
+                   r[11].max_block_bytes.lo == 4 << 20 && r[11].max_block_bytes.hi < 0 &&
+                   r[11].send_mtm.lo == 2.2 && r[11].recv_mtm.lo == 2.2 &&
+                   r[11].repeats.lo == 32 && r[11].repeats.hi < 0 && !r[11].avg_block_bytes.set,
+               "rule 11: host, 64-256 ranks, blocks >= 4 MiB, skewed on both sides, the matrix "
                "32 calls in a row -> fast");
-        TAP_OK(r[11].use == SKEWSHIM_ALGO_SCATTERED && r[11].buffers == SKEWSHIM_BUF_HOST &&
-                   r[11].comm_size.lo == 64 && r[11].comm_size.hi < 0 && !r[11].mtm.set &&
-                   r[11].max_block_bytes.lo == 128 << 10 && r[11].max_block_bytes.hi < 0 &&
-                   !r[11].repeats.set,
-               "rule 11: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
-        TAP_OK(r[12].use == SKEWSHIM_ALGO_SABRE && r[12].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[12].comm_size.lo == 2 && r[12].avg_block_bytes.lo == 4 << 20 &&
-                   !r[12].mtm.set,
-               "rule 12: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[12].use == SKEWSHIM_ALGO_SCATTERED && r[12].buffers == SKEWSHIM_BUF_HOST &&
+                   r[12].comm_size.lo == 64 && r[12].comm_size.hi < 0 && !r[12].mtm.set &&
+                   r[12].max_block_bytes.lo == 128 << 10 && r[12].max_block_bytes.hi < 0 &&
+                   !r[12].repeats.set,
+               "rule 12: host, >= 64 ranks, blocks >= 128 KiB -> scattered");
         TAP_OK(r[13].use == SKEWSHIM_ALGO_SABRE && r[13].buffers == SKEWSHIM_BUF_DEVICE &&
-                   r[13].mtm.lo == 2.2 && r[13].avg_block_bytes.lo == 1 << 20,
-               "rule 13: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
+                   r[13].comm_size.lo == 2 && r[13].avg_block_bytes.lo == 4 << 20 &&
+                   !r[13].mtm.set,
+               "rule 13: device, avg block >= 4 MiB -> sabre");
+        TAP_OK(r[14].use == SKEWSHIM_ALGO_SABRE && r[14].buffers == SKEWSHIM_BUF_DEVICE &&
+                   r[14].mtm.lo == 2.2 && r[14].avg_block_bytes.lo == 1 << 20,
+               "rule 14: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
         skewshim_params nic = p.params;
         nic.tuna_hier_block_count = 32;
-        int same = params_equal(&r[0].params, &nic) && r[0].line > 0;
+        int same = params_equal(&r[0].params, &nic) && params_equal(&r[6].params, &nic) &&
+                   r[0].line > 0 && r[6].line > 0;
         for (int i = 1; i < p.nrules; i++)
-            same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
-                    r[i].line > 0;
-        TAP_OK(same, "built-in rules carry the global params (rule 0: but its block_count) and "
+            if (i != 6)
+                same &= params_equal(&r[i].params, &p.params) && r[i].overrides == 0 &&
+                        r[i].line > 0;
+        TAP_OK(same, "built-in rules carry the global params (rules 0 and 6: but their block_count) and "
                      "their lines");
         int incr = 1;
         for (int i = 1; i < p.nrules; i++)
@@ -433,21 +444,65 @@ static void test_nic_per_rank_matcher(void)
            "block_count 32 (got %d)", r);
     g.unpaid = 1u << SKEWSHIM_ALGO_TUNA_HIER;
     r = skewshim_policy_choose(&p, &g, &a, &pp);
-    TAP_OK(r == 6 && a == SKEWSHIM_ALGO_SCATTERED,
-           "built-in, the same blocks the line passes over: rule 6, scattered (got %d)", r);
+    TAP_OK(r == 7 && a == SKEWSHIM_ALGO_SCATTERED,
+           "built-in, the same blocks the line passes over: rule 7, scattered (got %d)", r);
     g.unpaid = 0;
     g.nic_per_rank = 0;
     r = skewshim_policy_choose(&p, &g, &a, &pp);
-    TAP_OK(r == 6 && a == SKEWSHIM_ALGO_SCATTERED,
-           "built-in, one NIC a node, the same blocks: rule 6, scattered (got %d)", r);
+    TAP_OK(r == 7 && a == SKEWSHIM_ALGO_SCATTERED,
+           "built-in, one NIC a node, the same blocks: rule 7, scattered (got %d)", r);
     g.nic_per_rank = 1;
     g.comm_size = 1024;
     g.max_block_bytes = 1024;
     g.avg_nonempty_bytes = 513.1;
     r = skewshim_policy_choose(&p, &g, &a, &pp);
-    TAP_OK(r == 6 && a == SKEWSHIM_ALGO_SCATTERED,
-           "built-in, a NIC per rank, P=1024, uniform 1 KiB (tuna_hier 1.086x): beyond the "
-           "rule's 512 B, scattered (got %d)", r);
+    g.avg_block_bytes = 512.0;
+    r = skewshim_policy_choose(&p, &g, &a, &pp);
+    TAP_OK(r == 6 && a == SKEWSHIM_ALGO_TUNA_HIER && pp->tuna_hier_block_count == 32,
+           "built-in, a NIC per rank, P=1024, uniform 1 KiB (tuna_hier 0.962x with 32, 1.086x "
+           "with 8): rule 6, tuna_hier with 32 (got %d)", r);
+    /* Past 512 B the line alone runs skewed rows and small jobs behind:
+     * the rule for 513 B - 1 KiB asks for balanced rows from 384 ranks. */
+    g.mtm = g.send_mtm = g.recv_mtm = 9.3;
+    g.avg_nonempty_bytes = 2.3;
+    g.avg_block_bytes = 0.1;
+    g.comm_size = 512;
+    g.unpaid_few = 1u << SKEWSHIM_ALGO_TUNA_HIER;
+    r = skewshim_policy_choose(&p, &g, &a, &pp);
+    TAP_OK(r == 7 && a == SKEWSHIM_ALGO_SCATTERED,
+           "built-in, a NIC per rank, P=512, Zipf 1 KiB rows the line for 32 passes (MTM 9.3; "
+           "such rows took tuna_hier 1.11x at 128 ranks, 1.50x at 256 on nodes of 16): rule 7, "
+           "scattered (got %d)", r);
+    g.unpaid_few = 0;
+    g.mtm = g.send_mtm = g.recv_mtm = 1.45;
+    g.avg_nonempty_bytes = 137.4;
+    g.avg_block_bytes = 80.0;
+    g.comm_size = 256;
+    r = skewshim_policy_choose(&p, &g, &a, &pp);
+    TAP_OK(r == 7 && a == SKEWSHIM_ALGO_SCATTERED,
+           "built-in, a NIC per rank, P=256, power-law 1 KiB (tuna_hier 1.168x on nodes of 16): "
+           "below rule 6's 384 ranks, scattered (got %d)", r);
+    g.comm_size = 384;
+    r = skewshim_policy_choose(&p, &g, &a, &pp);
+    TAP_OK(r == 6 && a == SKEWSHIM_ALGO_TUNA_HIER,
+           "built-in, a NIC per rank, P=384, power-law 1 KiB (tuna_hier 0.866x on nodes of 8): "
+           "rule 6 (got %d)", r);
+    g.unpaid = 1u << SKEWSHIM_ALGO_TUNA_HIER;
+    r = skewshim_policy_choose(&p, &g, &a, &pp);
+    TAP_OK(r == 7 && a == SKEWSHIM_ALGO_SCATTERED,
+           "built-in, the same blocks on nodes of 4, where the line passes it over (0.876x, "
+           "given up): rule 7, scattered (got %d)", r);
+    g.unpaid = 0;
+    g.max_block_bytes = 512;
+    g.avg_block_bytes = 40.0;
+    g.avg_nonempty_bytes = 75.2;
+    g.mtm = g.send_mtm = g.recv_mtm = 15.1;
+    r = skewshim_policy_choose(&p, &g, &a, &pp);
+    TAP_OK(r == 0 && a == SKEWSHIM_ALGO_TUNA_HIER,
+           "built-in, a NIC per rank, 512 B and skewed (a hot rank, MTM 15; 0.79-0.83x): rule 0 "
+           "asks nothing of the MTM (got %d)", r);
+    g.mtm = g.send_mtm = g.recv_mtm = 1.1;
+    g.avg_block_bytes = 128.0;
     skewshim_comm_facts bc = {.comm_size = 256, .nodes = 32, .nic_per_rank = 1};
     TAP_OK(skewshim_policy_fixed_choice(&p, &bc, &rule) == 0,
            "built-in, a NIC per rank at 256 ranks: the choice needs the agreement");
@@ -718,17 +773,17 @@ static void test_builtin_lab_points(void)
         {"equal 36 B, P = 64 (tuna_hier 0.982x)", 64, 2, 36, 36.0, 36.0, 1.0, 1.0, 5,
          SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 48 B, P = 64 (tuna_hier 1.036x; the rule on the largest block ran it)", 64, 2,
-         48, 48.0, 48.0, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
-        {"equal 64 B, P = 64 (tuna_hier 1.122x)", 64, 2, 64, 64.0, 64.0, 1.0, 1.0, 6,
+         48, 48.0, 48.0, 1.0, 1.0, 7, SKEWSHIM_ALGO_SCATTERED},
+        {"equal 64 B, P = 64 (tuna_hier 1.122x)", 64, 2, 64, 64.0, 64.0, 1.0, 1.0, 7,
          SKEWSHIM_ALGO_SCATTERED},
         {"power 96 B, P = 64, largest block above 64 B, 28.9 B a non-empty block (tuna_hier "
          "0.956x)", 64, 2, 1024, 28.91, 28.91, 1.0, 1.0, 5, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 128 B, P = 64, 38.5 B a non-empty block (tuna_hier 1.001x)", 64, 2, 1024, 38.47,
-         38.47, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
+         38.47, 1.0, 1.0, 7, SKEWSHIM_ALGO_SCATTERED},
         {"uniform 64 B, P = 96, 32.2 B a non-empty block (tuna_hier 0.870x)", 96, 3, 64, 31.68,
          32.20, 1.0, 1.0, 5, SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 96 B, P = 96, 48.5 B a non-empty block (tuna_hier 0.983x, left to "
-         "scattered)", 96, 3, 96, 47.95, 48.47, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
+         "scattered)", 96, 3, 96, 47.95, 48.47, 1.0, 1.0, 7, SKEWSHIM_ALGO_SCATTERED},
         /* The small-block edges (doc/perf/lab/rule-edges-p64-256,
          * rule-edges-p128-192, rule-edges-sparse; ratios to scattered,
          * MPICH's default). */
@@ -738,38 +793,38 @@ static void test_builtin_lab_points(void)
          SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 160 B, P = 256, 80.2 B a non-empty block (tuna_hier 0.941x)", 256, 8, 160,
          79.69, 80.22, 1.09, 1.12, 3, SKEWSHIM_ALGO_TUNA_HIER},
-        {"equal 96 B, P = 256 (tuna_hier 1.026x)", 256, 8, 96, 96.0, 96.0, 1.0, 1.0, 6,
+        {"equal 96 B, P = 256 (tuna_hier 1.026x)", 256, 8, 96, 96.0, 96.0, 1.0, 1.0, 7,
          SKEWSHIM_ALGO_SCATTERED},
         {"uniform 192 B, P = 256, avg 96.07 B (tuna_hier 1.058x)", 256, 8, 192, 96.07, 96.56,
-         1.11, 1.11, 6, SKEWSHIM_ALGO_SCATTERED},
+         1.11, 1.11, 7, SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 256, avg 40 B, 75.2 B a non-empty block (tuna_hier 0.934x)", 256,
          8, 512, 39.97, 75.24, 1.11, 1.50, 3, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 256, avg 60 B, 106.6 B a non-empty block (tuna_hier 1.132x)", 256,
-         8, 768, 59.97, 106.6, 1.11, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
+         8, 768, 59.97, 106.6, 1.11, 1.50, 7, SKEWSHIM_ALGO_SCATTERED},
         {"power 1024 B, P = 256, avg 80 B, 137.4 B a non-empty block (tuna_hier 1.323x)", 256,
-         8, 1024, 79.97, 137.4, 1.11, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
+         8, 1024, 79.97, 137.4, 1.11, 1.50, 7, SKEWSHIM_ALGO_SCATTERED},
         {"power x = 0.99, 224 B, P = 256, avg 80.8 B, none empty (tuna_hier 0.947x)", 256, 8,
          224, 80.84, 80.84, 1.04, 1.16, 3, SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 112 B, P = 128, 56.6 B a non-empty block (tuna_hier 0.911x)", 128, 4, 112,
          56.10, 56.56, 1.16, 1.14, 2, SKEWSHIM_ALGO_TUNA_HIER},
-        {"equal 80 B, P = 128 (tuna_hier 1.055x)", 128, 4, 80, 80.0, 80.0, 1.0, 1.0, 6,
+        {"equal 80 B, P = 128 (tuna_hier 1.055x)", 128, 4, 80, 80.0, 80.0, 1.0, 1.0, 7,
          SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 128, 79.9 B a non-empty block (tuna_hier 1.136x)", 128, 4, 512,
-         79.88, 79.88, 1.19, 1.32, 6, SKEWSHIM_ALGO_SCATTERED},
+         79.88, 79.88, 1.19, 1.32, 7, SKEWSHIM_ALGO_SCATTERED},
         {"power 384 B, P = 192, avg 40 B, 59.0 B a non-empty block (tuna_hier 0.953x)", 192,
          6, 384, 39.98, 59.05, 1.14, 1.50, 2, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 512 B, P = 192, 75.2 B a non-empty block (tuna_hier 1.044x)", 192, 6, 512,
-         53.29, 75.24, 1.14, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
+         53.29, 75.24, 1.14, 1.50, 7, SKEWSHIM_ALGO_SCATTERED},
         {"uniform 112 B at 255 ranks (not measured): the 128-255 rule", 255, 8, 112, 56.10,
          56.56, 1.16, 1.14, 2, SKEWSHIM_ALGO_TUNA_HIER},
         {"uniform 112 B at 127 ranks (not measured): below the 128-255 rule", 127, 4, 112,
-         56.10, 56.56, 1.16, 1.14, 6, SKEWSHIM_ALGO_SCATTERED},
+         56.10, 56.56, 1.16, 1.14, 7, SKEWSHIM_ALGO_SCATTERED},
         {"power 768 B, P = 512, avg 30 B, 106.6 B a non-empty block (tuna_hier 1.236x)", 512,
-         16, 768, 29.98, 106.6, 1.06, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
+         16, 768, 29.98, 106.6, 1.06, 1.50, 7, SKEWSHIM_ALGO_SCATTERED},
         {"equal 80 B, P = 512 (tuna_hier 0.842x)", 512, 16, 80, 80.0, 80.0, 1.0, 1.0, 3,
          SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 768, 106.6 B a non-empty block (tuna_hier 0.933x, left to scattered)",
-         768, 24, 768, 19.99, 106.6, 1.04, 1.58, 6, SKEWSHIM_ALGO_SCATTERED},
+         768, 24, 768, 19.99, 106.6, 1.04, 1.58, 7, SKEWSHIM_ALGO_SCATTERED},
         {"power 512 B, P = 768, 75.2 B a non-empty block (tuna_hier 0.832x)", 768, 24, 512,
          13.32, 75.24, 1.04, 1.58, 3, SKEWSHIM_ALGO_TUNA_HIER},
         {"power 768 B, P = 2048, avg 7.5 B, 106.6 B a non-empty block (tuna_hier 0.549x)",
@@ -781,25 +836,25 @@ static void test_builtin_lab_points(void)
         {"equal 80 B, P = 1024 (crossbar; tuna_hier 0.74x)", 1024, 32, 80, 80.0, 80.0, 1.0, 1.0,
          4, SKEWSHIM_ALGO_TUNA_HIER},
         {"equal 96 B, P = 1024 (crossbar; tuna_hier 0.85x): beyond the kept 80 B", 1024, 32, 96,
-         96.0, 96.0, 1.0, 1.0, 6, SKEWSHIM_ALGO_SCATTERED},
+         96.0, 96.0, 1.0, 1.0, 7, SKEWSHIM_ALGO_SCATTERED},
         {"average 20 B, 300 B a non-empty block at P = 1024 (not measured): beyond 144 B",
-         1024, 32, 1024, 20.0, 300.0, 1.2, 1.2, 6, SKEWSHIM_ALGO_SCATTERED},
+         1024, 32, 1024, 20.0, 300.0, 1.2, 1.2, 7, SKEWSHIM_ALGO_SCATTERED},
         {"power 768 B at 1023 ranks (not measured): the 256-1023 rule's 84 B edge", 1023, 32,
-         768, 15.0, 106.6, 1.11, 1.50, 6, SKEWSHIM_ALGO_SCATTERED},
+         768, 15.0, 106.6, 1.11, 1.50, 7, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 256, 128 MiB, avg 41.8 KiB (FAST 0.317x, scattered 0.548x)", 256, 32,
-         134217728, 42770.9, 42770.9, 13.42, 13.24, 9, SKEWSHIM_ALGO_FAST},
+         134217728, 42770.9, 42770.9, 13.42, 13.24, 10, SKEWSHIM_ALGO_FAST},
         {"Zipf 0.9, P = 256, 64 MiB, avg 20.9 KiB: below the floor", 256, 32, 67108864,
-         21385.5, 21385.5, 13.42, 13.24, 11, SKEWSHIM_ALGO_SCATTERED},
+         21385.5, 21385.5, 13.42, 13.24, 12, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 128, 32 MiB, avg 33.9 KiB (FAST 0.385x, scattered 0.526x)", 128, 16,
-         33554432, 34734.3, 34734.3, 8.51, 9.14, 9, SKEWSHIM_ALGO_FAST},
+         33554432, 34734.3, 34734.3, 8.51, 9.14, 10, SKEWSHIM_ALGO_FAST},
         {"Zipf 0.9, P = 128, 16 MiB, avg 17.0 KiB (scattered 0.510x, FAST 0.566x)", 128, 16,
-         16777216, 17367.2, 17367.2, 8.51, 9.14, 11, SKEWSHIM_ALGO_SCATTERED},
+         16777216, 17367.2, 17367.2, 8.51, 9.14, 12, SKEWSHIM_ALGO_SCATTERED},
         {"Zipf 0.9, P = 64, 8 MiB, avg 27.1 KiB (scattered 0.575x, FAST 0.590x)", 64, 8,
-         8388608, 27738.4, 27738.4, 6.07, 6.39, 11, SKEWSHIM_ALGO_SCATTERED},
+         8388608, 27738.4, 27738.4, 6.07, 6.39, 12, SKEWSHIM_ALGO_SCATTERED},
         {"the P = 256, 128 MiB facts at 512 ranks (not measured): beyond the rule's 256",
-         512, 64, 134217728, 42770.9, 42770.9, 13.42, 13.24, 11, SKEWSHIM_ALGO_SCATTERED},
+         512, 64, 134217728, 42770.9, 42770.9, 13.42, 13.24, 12, SKEWSHIM_ALGO_SCATTERED},
         {"MoE top-2, P = 256, 1 MiB, avg 37.6 KiB: hot receivers from balanced senders",
-         256, 32, 1048576, 38479.9, 38479.9, 1.02, 22.85, 7, SKEWSHIM_ALGO_FAST},
+         256, 32, 1048576, 38479.9, 38479.9, 1.02, 22.85, 8, SKEWSHIM_ALGO_FAST},
     };
     skewshim_policy p;
     skewshim_error e;

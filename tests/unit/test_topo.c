@@ -158,9 +158,22 @@ int main(void)
         {512, 16, 23, 2.20, 0, "gpu-h200-16 P=512, Zipf 512 B (23 messages): 1.248x"},
         {384, 16, 28, 2.30, 0, "gpu-h200-16 P=384, Zipf 512 B (28 messages): 1.533x"},
         {512, 8, 23, 2.20, 0, "gpu-h200 P=512, Zipf 512 B (23 messages): 1.103x"},
-        {1024, 8, 1023, 513.1, 1,
-         "gpu-h200 P=1024, uniform 1 KiB (513.1 B): 1.086x with 8, past the line's reach (the "
-         "built-in rule stops at 512 B)"},
+        {1024, 8, 1023, 513.1, 1, "gpu-h200 P=1024, uniform 1 KiB (513.1 B): 0.962x (1.086x with 8)"},
+        /* 768 B and 1 KiB blocks: the line alone, where the built-in rule
+         * for 513 B - 1 KiB (balanced rows from 384 ranks) lets it act. */
+        {1024, 8, 1023, 384.6, 1, "gpu-h200 P=1024, uniform 768 B: 0.794x"},
+        {1024, 8, 181, 106.6, 1, "gpu-h200 P=1024, power 768 B (222 net): 0.632x"},
+        {512, 8, 181, 137.4, 1, "gpu-h200 P=512, power 1 KiB (184 net): 0.764x"},
+        {512, 8, 511, 384.4, 1, "gpu-h200 P=512, uniform 768 B (448 net): 0.892x"},
+        {512, 8, 511, 513.1, 0, "gpu-h200 P=512, uniform 1 KiB (448 net): 1.064x"},
+        {384, 8, 176, 137.4, 1, "gpu-h200 P=384, power 1 KiB (170 net): 0.866x"},
+        {384, 8, 383, 514.3, 0, "gpu-h200 P=384, uniform 1 KiB (336 net): 1.152x"},
+        {512, 4, 181, 137.4, 0, "gpu-perlmutter P=512, power 1 KiB (120 net): 0.876x, given up"},
+        {384, 16, 176, 137.4, 1, "gpu-h200-16 P=384, power 1 KiB (194 net): 1.005x, run behind"},
+        /* Where it is wrong past 512 B, and the rule asks more than the
+         * line: nodes of 16 below 384 ranks, and skewed (Zipf) rows. */
+        {256, 16, 172, 137.4, 1, "gpu-h200-16 P=256, power 1 KiB (174 net): 1.168x (below 384)"},
+        {128, 8, 117, 2.3, 1, "gpu-h200 P=128, Zipf 1 KiB (104 net): 1.111x (MTM 5.5)"},
     };
     check_line(32, line, sizeof line / sizeof line[0]);
     /* A row of fewer messages than stages waits on at most one stage a
