@@ -452,57 +452,48 @@ static void test_nic_per_rank_matcher(void)
     TAP_OK(r == 7 && a == SKEWSHIM_ALGO_SCATTERED,
            "built-in, one NIC a node, the same blocks: rule 7, scattered (got %d)", r);
     g.nic_per_rank = 1;
-    g.comm_size = 1024;
-    g.max_block_bytes = 1024;
-    g.avg_nonempty_bytes = 513.1;
-    r = skewshim_policy_choose(&p, &g, &a, &pp);
-    g.avg_block_bytes = 512.0;
-    r = skewshim_policy_choose(&p, &g, &a, &pp);
-    TAP_OK(r == 6 && a == SKEWSHIM_ALGO_TUNA_HIER && pp->tuna_hier_block_count == 32,
-           "built-in, a NIC per rank, P=1024, uniform 1 KiB (tuna_hier 0.962x with 32, 1.086x "
-           "with 8): rule 6, tuna_hier with 32 (got %d)", r);
-    /* Past 512 B the line alone runs skewed rows and small jobs behind:
-     * the rule for 513 B - 1 KiB asks for balanced rows from 384 ranks. */
-    g.mtm = g.send_mtm = g.recv_mtm = 9.3;
-    g.avg_nonempty_bytes = 2.3;
-    g.avg_block_bytes = 0.1;
-    g.comm_size = 512;
-    g.unpaid_few = 1u << SKEWSHIM_ALGO_TUNA_HIER;
-    r = skewshim_policy_choose(&p, &g, &a, &pp);
-    TAP_OK(r == 7 && a == SKEWSHIM_ALGO_SCATTERED,
-           "built-in, a NIC per rank, P=512, Zipf 1 KiB rows the line for 32 passes (MTM 9.3; "
-           "such rows took tuna_hier 1.11x at 128 ranks, 1.50x at 256 on nodes of 16): rule 7, "
-           "scattered (got %d)", r);
-    g.unpaid_few = 0;
-    g.mtm = g.send_mtm = g.recv_mtm = 1.45;
-    g.avg_nonempty_bytes = 137.4;
-    g.avg_block_bytes = 80.0;
-    g.comm_size = 256;
-    r = skewshim_policy_choose(&p, &g, &a, &pp);
-    TAP_OK(r == 7 && a == SKEWSHIM_ALGO_SCATTERED,
-           "built-in, a NIC per rank, P=256, power-law 1 KiB (tuna_hier 1.168x on nodes of 16): "
-           "below rule 6's 384 ranks, scattered (got %d)", r);
-    g.comm_size = 384;
-    r = skewshim_policy_choose(&p, &g, &a, &pp);
-    TAP_OK(r == 6 && a == SKEWSHIM_ALGO_TUNA_HIER,
-           "built-in, a NIC per rank, P=384, power-law 1 KiB (tuna_hier 0.866x on nodes of 8): "
-           "rule 6 (got %d)", r);
-    g.unpaid = 1u << SKEWSHIM_ALGO_TUNA_HIER;
-    r = skewshim_policy_choose(&p, &g, &a, &pp);
-    TAP_OK(r == 7 && a == SKEWSHIM_ALGO_SCATTERED,
-           "built-in, the same blocks on nodes of 4, where the line passes it over (0.876x, "
-           "given up): rule 7, scattered (got %d)", r);
-    g.unpaid = 0;
-    g.max_block_bytes = 512;
-    g.avg_block_bytes = 40.0;
-    g.avg_nonempty_bytes = 75.2;
-    g.mtm = g.send_mtm = g.recv_mtm = 15.1;
-    r = skewshim_policy_choose(&p, &g, &a, &pp);
-    TAP_OK(r == 0 && a == SKEWSHIM_ALGO_TUNA_HIER,
-           "built-in, a NIC per rank, 512 B and skewed (a hot rank, MTM 15; 0.79-0.83x): rule 0 "
-           "asks nothing of the MTM (got %d)", r);
-    g.mtm = g.send_mtm = g.recv_mtm = 1.1;
-    g.avg_block_bytes = 128.0;
+    /* Largest blocks of 513 B - 1 KiB (k1-32.csv): past 512 B the line
+     * alone runs skewed rows and small jobs behind, so rule 6 asks for
+     * balanced rows (MTM <= 2) from 384 ranks as well.  unpaid: 1 the line
+     * for 32 passes tuna_hier over, 2 the line for 8 does. */
+    static const struct {
+        int P;
+        double maxb, avgb, ne, mtm;
+        unsigned unpaid;
+        int rule;
+        const char *what;
+    } k1[] = {
+        {1024, 1024, 512.0, 513.1, 1.1, 0, 6,
+         "P=1024, uniform 1 KiB (tuna_hier 0.962x with 32, 1.086x with 8)"},
+        {512, 1024, 0.1, 2.3, 9.3, 2, 7,
+         "P=512, Zipf 1 KiB rows the line for 32 passes (MTM 9.3; such rows took tuna_hier "
+         "1.11x at 128 ranks, 1.50x at 256 on nodes of 16): scattered"},
+        {256, 1024, 80.0, 137.4, 1.45, 0, 7,
+         "P=256, power-law 1 KiB (tuna_hier 1.168x on nodes of 16): below rule 6's 384 ranks"},
+        {384, 1024, 80.0, 137.4, 1.45, 0, 6,
+         "P=384, power-law 1 KiB (tuna_hier 0.866x on nodes of 8)"},
+        {384, 1024, 80.0, 137.4, 1.45, 1, 7,
+         "P=384, the same blocks on nodes of 4, where the line passes it over (0.920x, given "
+         "up): scattered"},
+        {384, 512, 40.0, 75.2, 15.1, 0, 0,
+         "P=384, 512 B and skewed (a hot rank, MTM 15; 0.79-0.83x): rule 0 asks nothing of "
+         "the MTM"},
+    };
+    for (size_t i = 0; i < sizeof k1 / sizeof k1[0]; i++) {
+        skewshim_facts k = g;
+        k.comm_size = k1[i].P;
+        k.max_block_bytes = k1[i].maxb;
+        k.avg_block_bytes = k1[i].avgb;
+        k.avg_nonempty_bytes = k1[i].ne;
+        k.mtm = k.send_mtm = k.recv_mtm = k1[i].mtm;
+        k.unpaid = k1[i].unpaid & 1 ? 1u << SKEWSHIM_ALGO_TUNA_HIER : 0;
+        k.unpaid_few = k1[i].unpaid & 2 ? 1u << SKEWSHIM_ALGO_TUNA_HIER : 0;
+        r = skewshim_policy_choose(&p, &k, &a, &pp);
+        skewshim_algo_id want = k1[i].rule == 7 ? SKEWSHIM_ALGO_SCATTERED : SKEWSHIM_ALGO_TUNA_HIER;
+        TAP_OK(r == k1[i].rule && a == want &&
+                   (want != SKEWSHIM_ALGO_TUNA_HIER || pp->tuna_hier_block_count == 32),
+               "built-in, a NIC per rank, %s: rule %d (got %d)", k1[i].what, k1[i].rule, r);
+    }
     skewshim_comm_facts bc = {.comm_size = 256, .nodes = 32, .nic_per_rank = 1};
     TAP_OK(skewshim_policy_fixed_choice(&p, &bc, &rule) == 0,
            "built-in, a NIC per rank at 256 ranks: the choice needs the agreement");
