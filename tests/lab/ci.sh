@@ -291,9 +291,9 @@ auto_ran_scattered "$OUT/stages256/results.csv" 256 16 tuna_hier 0.9 "gpu-h200 P
 # Largest blocks of 513 B - 1 KiB with a NIC per rank (the built-in rule
 # 6: from 384 ranks, MTM <= 2, the same line): at P = 384 on nodes of 8,
 # power-law 1 KiB blocks (176 messages, 170 net against 159; MTM 1.39),
-# tuna_hier with 32 takes 0.866x scattered and auto must run it (before
-# the rule, which the first rule's 512 B left to scattered, it ran
-# scattered).
+# tuna_hier with 32 takes 0.866x scattered and auto must run it (without
+# the rule the policy leaves these blocks to scattered: the first rule
+# stops at 512 B, rule 3 at 84 B a non-empty block).
 verified k1x384 "gpu-h200 P=384 (a NIC per rank), power 1 KiB: scattered and auto verified" \
     --platform gpu-h200 --ranks 384 --sizes 1k --workloads power --algos scattered,auto \
     --iters 1 --warmup 0

@@ -461,21 +461,22 @@ static void test_nic_per_rank_matcher(void)
         double maxb, avgb, ne, mtm;
         unsigned unpaid;
         int rule;
+        skewshim_algo_id algo;
         const char *what;
     } k1[] = {
-        {1024, 1024, 512.0, 513.1, 1.1, 0, 6,
+        {1024, 1024, 512.0, 513.1, 1.1, 0, 6, SKEWSHIM_ALGO_TUNA_HIER,
          "P=1024, uniform 1 KiB (tuna_hier 0.962x with 32, 1.086x with 8)"},
-        {512, 1024, 0.1, 2.3, 9.3, 2, 7,
+        {512, 1024, 0.1, 2.3, 9.3, 2, 7, SKEWSHIM_ALGO_SCATTERED,
          "P=512, Zipf 1 KiB rows the line for 32 passes (MTM 9.3; such rows took tuna_hier "
          "1.11x at 128 ranks, 1.50x at 256 on nodes of 16): scattered"},
-        {256, 1024, 80.0, 137.4, 1.45, 0, 7,
+        {256, 1024, 80.0, 137.4, 1.45, 0, 7, SKEWSHIM_ALGO_SCATTERED,
          "P=256, power-law 1 KiB (tuna_hier 1.168x on nodes of 16): below rule 6's 384 ranks"},
-        {384, 1024, 80.0, 137.4, 1.45, 0, 6,
+        {384, 1024, 80.0, 137.4, 1.45, 0, 6, SKEWSHIM_ALGO_TUNA_HIER,
          "P=384, power-law 1 KiB (tuna_hier 0.866x on nodes of 8)"},
-        {384, 1024, 80.0, 137.4, 1.45, 1, 7,
+        {384, 1024, 80.0, 137.4, 1.45, 1, 7, SKEWSHIM_ALGO_SCATTERED,
          "P=384, the same blocks on nodes of 4, where the line passes it over (0.920x, given "
          "up): scattered"},
-        {384, 512, 40.0, 75.2, 15.1, 0, 0,
+        {384, 512, 40.0, 75.2, 15.1, 0, 0, SKEWSHIM_ALGO_TUNA_HIER,
          "P=384, 512 B and skewed (a hot rank, MTM 15; 0.79-0.83x): rule 0 asks nothing of "
          "the MTM"},
     };
@@ -489,9 +490,8 @@ static void test_nic_per_rank_matcher(void)
         k.unpaid = k1[i].unpaid & 1 ? 1u << SKEWSHIM_ALGO_TUNA_HIER : 0;
         k.unpaid_few = k1[i].unpaid & 2 ? 1u << SKEWSHIM_ALGO_TUNA_HIER : 0;
         r = skewshim_policy_choose(&p, &k, &a, &pp);
-        skewshim_algo_id want = k1[i].rule == 7 ? SKEWSHIM_ALGO_SCATTERED : SKEWSHIM_ALGO_TUNA_HIER;
-        TAP_OK(r == k1[i].rule && a == want &&
-                   (want != SKEWSHIM_ALGO_TUNA_HIER || pp->tuna_hier_block_count == 32),
+        TAP_OK(r == k1[i].rule && a == k1[i].algo &&
+                   (a != SKEWSHIM_ALGO_TUNA_HIER || pp->tuna_hier_block_count == 32),
                "built-in, a NIC per rank, %s: rule %d (got %d)", k1[i].what, k1[i].rule, r);
     }
     skewshim_comm_facts bc = {.comm_size = 256, .nodes = 32, .nic_per_rank = 1};
