@@ -110,5 +110,20 @@ for nq in 6:4 4:2; do
     ! grep -q "passed over" "$TESTDIR/out" && grep -q '"passed_over": {}' "$TESTDIR"/po-*.jsonl
     ok $? "P = $n, nodes of $q: nothing passed over in the summary"
 done
+# tuna_hier sends no empty bundle between nodes: on 3 nodes of 2 an
+# exchange with every block empty costs no inter-node message (it cost
+# every rank N - 1 = 2 before, 12 in all; only phase 1's size messages
+# inside a node remain), in both variants.
+for v in coalesced staggered; do
+    printf 'version: 1\nlog: {level: calls, path: "%s/empty-%s.jsonl"}\n' "$TESTDIR" "$v" > "$TESTDIR/empty.yaml"
+    rm -f "$TESTDIR/empty-$v.jsonl"
+    SKEWSHIM_CONFIG="$TESTDIR/empty.yaml" mpirun_n 6 "$CHECK" --algo tuna_hier --workloads zero --types byte \
+        --param topology.ranks_per_node=2 --param tuna_hier.variant=$v
+    rc=$?
+    msgs=$(grep -o '"messages": [0-9]*' "$TESTDIR/empty-$v.jsonl" | awk '{ if ($2 > m) m = $2 } END { print m + 0 }')
+    n=$(grep -c '"algo": "tuna_hier"' "$TESTDIR/empty-$v.jsonl")
+    [ $rc -eq 0 ] && [ "$n" -ge 1 ] && [ "$msgs" -lt 12 ]
+    ok $? "tuna_hier ($v) on empty blocks, 3 nodes of 2: no phase-2 message ($n calls, at most $msgs messages)"
+done
 check 5 "memory cap: tuna over max_temp_bytes falls back" --algo tuna --param tuna.radix=2 --param max_temp_bytes=0 --workloads uniform --expect fallback:memory_cap
 done_testing
