@@ -26,6 +26,7 @@ typedef struct skewshim_agreed {
     uint64_t max_irecv, sum_irecv;
     uint64_t sum_nonempty;        /* blocks of one byte or more, over all ranks */
     uint64_t max_msgs;            /* the busiest rank's non-empty blocks to or from others */
+    uint64_t max_phase2;          /* the busiest rank's tuna_hier inter-node messages (topo.h) */
     uint64_t any_unsupported;     /* max over ranks of the local reason */
     uint64_t any_device, any_host;
     uint64_t repeats;             /* agreed calls in a row before with this matrix */
@@ -120,11 +121,11 @@ typedef struct skewshim_algo {
     /* Whether it pays off on a communicator of these nodes with nics NICs
      * a node (topology.nics_per_node), as measured, where the linear
      * exchange costs the busiest rank msgs messages of bytes bytes on
-     * average, run with in_flight requests in flight (NULL: on any): where
-     * not, the policy passes over its rules too, but a forced or default
-     * choice runs it. */
-    int (*nodes_pay)(const skewshim_topo *t, int size, int nics, uint64_t msgs, double bytes,
-                     int in_flight);
+     * average and its own inter-node phase at most phase2, run with
+     * in_flight requests in flight (NULL: on any): where not, the policy
+     * passes over its rules too, but a forced or default choice runs it. */
+    int (*nodes_pay)(const skewshim_topo *t, int size, int nics, uint64_t msgs, uint64_t phase2,
+                     double bytes, int in_flight);
 } skewshim_algo;
 
 #define SKEWSHIM_BUFBIT(b) (1u << (b))
@@ -151,11 +152,11 @@ unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics, i
 unsigned skewshim_algos_cannot_run(const skewshim_topo *t, int size);
 /* Those that do not pay off, run with in_flight requests in flight, on a
  * call whose blocks leave the linear exchange msgs messages on its busiest
- * rank, of nonempty_bytes bytes a non-empty block on average (agreed, so
- * rank-invariant): the policy passes over its rules that match on agreed
- * facts. */
+ * rank and tuna_hier's inter-node phase phase2, of nonempty_bytes bytes a
+ * non-empty block on average (agreed, so rank-invariant): the policy
+ * passes over its rules that match on agreed facts. */
 unsigned skewshim_algos_unpaid(const skewshim_topo *t, int size, int nics, uint64_t msgs,
-                               double nonempty_bytes, int in_flight);
+                               uint64_t phase2, double nonempty_bytes, int in_flight);
 
 /* The pipeline: returns what PMPI_Alltoallv would have returned. */
 int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],

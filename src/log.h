@@ -35,6 +35,7 @@ typedef struct skewshim_record {
     double mean_block_bytes;
     double mean_nonempty_bytes;   /* total_bytes / blocks of one byte or more */
     uint64_t max_msgs;            /* the busiest rank's non-empty blocks to or from others */
+    uint64_t max_phase2;          /* the busiest rank's tuna_hier inter-node messages (topo.h) */
     double send_mtm_inter, recv_mtm_inter, send_mtm_all, recv_mtm_all;
     /* reduced over ranks at merge time: time and rounds by max, the rest by sum */
     double time;                  /* seconds */

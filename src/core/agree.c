@@ -15,7 +15,7 @@
 
 enum {
     F_MAX_BLOCK, F_MAX_SEND, F_MAX_RECV, F_MAX_ISEND, F_MAX_IRECV, F_REASON, F_DEVICE, F_HOST,
-    F_CHANGED, F_UNHELD, F_HASH, F_NHASH, F_MAX_MSGS,
+    F_CHANGED, F_UNHELD, F_HASH, F_NHASH, F_MAX_MSGS, F_MAX_PHASE2,
     F_NMAX,
     F_SUM_SEND = F_NMAX, F_SUM_RECV, F_SUM_ISEND, F_SUM_IRECV, F_SUM_NONEMPTY,
     F_COUNT
@@ -52,6 +52,7 @@ void skewshim_local_facts(const skewshim_call *c, uint64_t *v, int nv)
     v[F_MAX_IRECV] = v[F_SUM_IRECV] = t.irecv;
     v[F_SUM_NONEMPTY] = t.nonempty;
     v[F_MAX_MSGS] = t.msgs;
+    v[F_MAX_PHASE2] = t.phase2;
     v[F_REASON] = (uint64_t)c->local_reason;
     v[F_DEVICE] = c->buffers == SKEWSHIM_BUF_DEVICE;
     v[F_HOST] = c->buffers == SKEWSHIM_BUF_HOST;
@@ -74,6 +75,7 @@ static void fill(skewshim_call *c, const uint64_t *out)
     a->sum_irecv = out[F_SUM_IRECV];
     a->sum_nonempty = out[F_SUM_NONEMPTY];
     a->max_msgs = out[F_MAX_MSGS];
+    a->max_phase2 = out[F_MAX_PHASE2];
     a->any_unsupported = out[F_REASON];
     a->any_device = out[F_DEVICE];
     a->any_host = out[F_HOST];
@@ -213,6 +215,8 @@ void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen
         out[F_MAX_IRECV] = ir > out[F_MAX_IRECV] ? ir : out[F_MAX_IRECV];
         uint64_t nm = ns > nr ? ns : nr;
         out[F_MAX_MSGS] = nm > out[F_MAX_MSGS] ? nm : out[F_MAX_MSGS];
+        uint64_t n2 = skewshim_topo_phase2_msgs(t, i, r, rows + i, rowlen);
+        out[F_MAX_PHASE2] = n2 > out[F_MAX_PHASE2] ? n2 : out[F_MAX_PHASE2];
         uint64_t reason = r[P + 1], buf = r[P + 2];
         if (reason > out[F_REASON])
             out[F_REASON] = reason;

@@ -154,16 +154,16 @@ unsigned skewshim_algos_unrunnable(const skewshim_topo *t, int size, int nics, i
 {
     uint64_t dense = size > 0 ? (uint64_t)size - 1 : 0;
     return skewshim_algos_cannot_run(t, size) |
-           skewshim_algos_unpaid(t, size, nics, dense, 0.0, in_flight);
+           skewshim_algos_unpaid(t, size, nics, dense, UINT64_MAX, 0.0, in_flight);
 }
 
 unsigned skewshim_algos_unpaid(const skewshim_topo *t, int size, int nics, uint64_t msgs,
-                               double nonempty_bytes, int in_flight)
+                               uint64_t phase2, double nonempty_bytes, int in_flight)
 {
     unsigned mask = 0;
     for (int a = 0; a < SKEWSHIM_ALGO_COUNT; a++)
         if (table[a].nodes_pay &&
-            !table[a].nodes_pay(t, size, nics, msgs, nonempty_bytes, in_flight))
+            !table[a].nodes_pay(t, size, nics, msgs, phase2, nonempty_bytes, in_flight))
             mask |= 1u << a;
     return mask;
 }

@@ -855,15 +855,16 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
         /* Only agreed facts tell the blocks; without them the rule-matching
          * is the communicator's and the unpaid mask stays clear. */
         if (ag->valid) {
+            uint64_t phase2 = skewshim_topo_phase2_counted(ag->max_phase2, f.mtm);
             f.unpaid = skewshim_algos_unpaid(&c->cs->topo, c->size, c->cs->topo_nics,
-                                             ag->max_msgs, f.avg_nonempty_bytes,
-                                             SKEWSHIM_HIER_LINE_FLIGHT) &
+                                             ag->max_msgs, phase2,
+                                             f.avg_nonempty_bytes, SKEWSHIM_HIER_LINE_FLIGHT) &
                        ~f.unrunnable;
             /* The lines differ only with a NIC per rank: elsewhere the
              * second pass of the table would find the same bits. */
             if (f.nic_per_rank)
                 f.unpaid_few = skewshim_algos_unpaid(&c->cs->topo, c->size, c->cs->topo_nics,
-                                                     ag->max_msgs, f.avg_nonempty_bytes,
+                                                     ag->max_msgs, phase2, f.avg_nonempty_bytes,
                                                      SKEWSHIM_HIER_FEW_FLIGHT) &
                                ~(f.unrunnable | f.unrunnable_few);
         }

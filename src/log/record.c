@@ -122,6 +122,7 @@ void skewshim_record_to(sbuf *b, const skewshim_record *r)
     kv_num(b, "mean_block_bytes", r->mean_block_bytes);
     kv_num(b, "mean_nonempty_bytes", r->mean_nonempty_bytes);
     kv_u64(b, "max_msgs", r->max_msgs);
+    kv_u64(b, "max_phase2", r->max_phase2);
     kv_mtm(b, "send_mtm_inter", r->send_mtm_inter);
     kv_mtm(b, "recv_mtm_inter", r->recv_mtm_inter);
     kv_mtm(b, "send_mtm_all", r->send_mtm_all);

@@ -35,7 +35,7 @@
  * sums and maxima as they did from the agreement collective.  The other
  * fields are rank-invariant (choice, plan); rank 0's copy is written.
  */
-enum { KD = 6, KU = 10, KM = 6 };
+enum { KD = 6, KU = 10, KM = 7 };
 _Static_assert(sizeof(skewshim_record) % sizeof(double) == 0,
                "the reduction arrays follow the records in one allocation");
 
@@ -184,6 +184,7 @@ static void record_pack(const skewshim_record *r, double *d, uint64_t *u, uint64
     m[3] = t->isend;
     m[4] = t->irecv;
     m[5] = t->msgs;
+    m[6] = t->phase2;
 }
 
 /* Rank 0's record with the merged values.  The call's figures need every
@@ -207,6 +208,7 @@ static void record_unpack(skewshim_record *r, const double *d, const uint64_t *u
     r->total_bytes = r->max_block_bytes = 0;
     r->mean_block_bytes = r->mean_nonempty_bytes = 0;
     r->max_msgs = 0;
+    r->max_phase2 = 0;
     r->send_mtm_all = r->recv_mtm_all = r->send_mtm_inter = r->recv_mtm_inter = 0;
     if (P <= 0 || u[8] != (uint64_t)P)
         return;
@@ -215,6 +217,7 @@ static void record_unpack(skewshim_record *r, const double *d, const uint64_t *u
     r->mean_block_bytes = (double)u[4] / ((double)P * P);
     r->mean_nonempty_bytes = skewshim_mean_nonempty(u[4], u[9]);
     r->max_msgs = m[5];
+    r->max_phase2 = m[6];
     r->send_mtm_all = skewshim_mtm(m[1], u[4], P);
     r->recv_mtm_all = skewshim_mtm(m[2], u[5], P);
     r->send_mtm_inter = skewshim_mtm(m[3], u[6], P);

@@ -157,7 +157,15 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t)
  * requests in flight").  Between 8 and 32 nothing was measured, and the
  * heavier line stands.  msgs is P - 1 and bytes 0 for the communicator's
  * check (whether any call could pay: linear_cost() grows with msgs), the
- * agreed busiest rank's count and the agreed mean for a call's.  The NICs
+ * agreed busiest rank's count and the agreed mean for a call's.  Phase 2
+ * sends no empty bundle, so a call's line subtracts the agreed busiest
+ * rank's non-empty ones on balanced rows (phase2_msgs, at most the dense
+ * count; skewshim_topo_phase2_counted): on sparse rows most bundles are
+ * empty at scale (power-law rows at 1024 ranks on nodes of 4: 84 of 255),
+ * and so counted the line runs tuna_hier on power-law rows on nodes of 4
+ * from 512 ranks at 0.65-0.83x scattered's time, where every bundle
+ * counted gave them up (doc/performance.md, "Empty bundles").  The line
+ * for fewer in flight keeps the dense count it was drawn with.  The NICs
  * are the key because the user states them; the lab's times follow the
  * latency between a node's ranks, not the NICs ("Fewer NICs than ranks,
  * and what the line really follows"). */
@@ -180,7 +188,7 @@ static double linear_cost(int size, uint64_t msgs)
 }
 
 int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t msgs,
-                            double bytes, int in_flight)
+                            uint64_t phase2_msgs, double bytes, int in_flight)
 {
     int64_t phase2 = skewshim_topo_hier_phase2(t);
     if (phase2 < 0)
@@ -188,7 +196,8 @@ int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t
     if (2 * phase2 > (int64_t)size - 1)
         return 0;
     if (skewshim_topo_nic_per_rank(t, nics)) {
-        double net = linear_cost(size, msgs) - (double)phase2;
+        double sent = phase2_msgs < (uint64_t)phase2 ? (double)phase2_msgs : (double)phase2;
+        double net = linear_cost(size, msgs) - sent;
         if (net < NET_SAVED_WITH_NIC_PER_RANK + NET_SAVED_ADDED_PER_BYTE * bytes || net < bytes)
             return 0;
         if (in_flight < SKEWSHIM_HIER_LINE_FLIGHT) {
@@ -198,6 +207,18 @@ int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t
         }
     }
     return 1;
+}
+
+/* Zipf rows (MTM 21 at 512 B) gain from their empty bundles on nodes of 8
+ * and 4 from 512 ranks (0.69-0.94x scattered's time) but lose on nodes of
+ * 16 (1.196x at 512 ranks), and their counts do not tell the two apart;
+ * every power-law row measured (MTM 1.5-1.6) gains.  So skewed rows keep
+ * the dense count, as the rule for 513 B-1 KiB asks MTM <= 2. */
+#define PHASE2_SPARSE_MTM 2.0
+
+uint64_t skewshim_topo_phase2_counted(uint64_t phase2, double mtm)
+{
+    return mtm <= PHASE2_SPARSE_MTM ? phase2 : UINT64_MAX;
 }
 
 int skewshim_matrix_alloc(skewshim_matrix *m, int nranks)
@@ -248,6 +269,36 @@ void skewshim_rank_traffic_of(const skewshim_topo *t, int rank, const uint64_t *
         }
     }
     out->msgs = nsend > nrecv ? nsend : nrecv;
+    out->phase2 = skewshim_topo_phase2_msgs(t, rank, sbytes, rbytes, 1);
+}
+
+/* The sender side is a lower bound: an agent's bundle for (node, l) holds
+ * the blocks of every rank of its node, and this rank sees only its own.
+ * The receiver side is exact.  O(P), no allocation. */
+uint64_t skewshim_topo_phase2_msgs(const skewshim_topo *t, int rank, const uint64_t *sbytes,
+                                   const uint64_t *rbytes, size_t rstride)
+{
+    int me = t->node_of[rank];
+    uint64_t from = 0, most = 0;
+    for (int n = 0; n < t->nnodes; n++) {
+        if (n == me)
+            continue;
+        const int *r = t->node_ranks + t->node_first[n];
+        for (int i = 0; i < t->node_size[n]; i++)
+            if (rbytes[(size_t)r[i] * rstride]) {
+                from++;
+                break;
+            }
+    }
+    for (int l = 0; l < t->max_per_node; l++) {
+        uint64_t to = 0;
+        for (int n = 0; n < t->nnodes; n++) {
+            int j = n == me ? -1 : skewshim_topo_rank(t, n, l);
+            to += j >= 0 && sbytes[j] != 0;
+        }
+        most = to > most ? to : most;
+    }
+    return from > most ? from : most;
 }
 
 void skewshim_skew_of_matrix(const skewshim_matrix *m, const skewshim_topo *t,

@@ -40,10 +40,17 @@ int64_t skewshim_topo_hier_phase2(const skewshim_topo *t);
 /* Whether tuna_hier, keeping in_flight requests in flight in its
  * inter-node phase, pays off on these nodes with nics NICs a node, where
  * the linear exchange costs the busiest rank msgs messages of bytes bytes
- * a non-empty block on average (P - 1 and 0: whether any call could): the
- * lab's lines (topo.c).  Pure, so every measured point is a unit test. */
+ * a non-empty block on average and tuna_hier's inter-node phase at most
+ * phase2 (P - 1, UINT64_MAX and 0: whether any call could): the lab's
+ * lines (topo.c).  Pure, so every measured point is a unit test. */
 int skewshim_topo_hier_pays(const skewshim_topo *t, int size, int nics, uint64_t msgs,
-                            double bytes, int in_flight);
+                            uint64_t phase2, double bytes, int in_flight);
+
+/* The phase-2 count a call's line subtracts (skewshim_topo_hier_pays):
+ * the agreed busiest rank's non-empty bundles on balanced rows (inter-node
+ * MTM at most 2), every bundle (UINT64_MAX) on skewed ones, where a hot
+ * rank, not the messages, sets tuna_hier's time. */
+uint64_t skewshim_topo_phase2_counted(uint64_t phase2, double mtm);
 
 /* Dense traffic matrix in bytes: m[i*P + j] = bytes rank i sends rank j. */
 typedef struct skewshim_matrix {
@@ -82,10 +89,22 @@ typedef struct skewshim_rank_traffic {
     /* Messages a linear exchange costs this rank, which sends nothing for an
      * empty block: the larger of its non-empty blocks to and from the others. */
     uint64_t msgs;
+    /* Messages of TuNA_l^g's inter-node phase this rank is known to cost,
+     * which sends nothing for an empty bundle: those it receives (one from
+     * each other node that sends it anything) and, of those its node's
+     * agents send, the most for one local id that its own blocks alone
+     * make non-empty.  The max over ranks is the busiest rank's count on
+     * all but contrived matrices (skewshim_topo_phase2_msgs). */
+    uint64_t phase2;
 } skewshim_rank_traffic;
 
 void skewshim_rank_traffic_of(const skewshim_topo *t, int rank, const uint64_t *sbytes,
                               const uint64_t *rbytes, skewshim_rank_traffic *out);
+/* The phase2 figure above from a rank's send sizes (stride 1) and its
+ * receive sizes, rstride words apart (1, or a gathered matrix's row
+ * length for its column). */
+uint64_t skewshim_topo_phase2_msgs(const skewshim_topo *t, int rank, const uint64_t *sbytes,
+                                   const uint64_t *rbytes, size_t rstride);
 /* All figures from a full matrix (tests, simulator, replay). */
 void skewshim_skew_of_matrix(const skewshim_matrix *m, const skewshim_topo *t,
                              skewshim_skew *out);
