@@ -29,6 +29,7 @@ typedef struct skewshim_record {
      * ranks) into the call's figures below, so no call needs a collective
      * of its own to be logged. */
     skewshim_rank_traffic traffic;
+    uint64_t phase2;              /* this rank's skewshim_topo_phase2_msgs */
     int traffic_known;
     /* the call's figures, set by the merge */
     uint64_t total_bytes, max_block_bytes;

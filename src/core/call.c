@@ -531,8 +531,10 @@ static void log_call(skewshim_call *c, skewshim_reason reason, double t)
                             : c->buffers;
     /* This rank's figures; the ring's merge makes the call's of them. */
     r.traffic_known = c->sbytes != NULL;
-    if (r.traffic_known)
+    if (r.traffic_known) {
         skewshim_rank_traffic_of(&cs->topo, c->rank, c->sbytes, c->rbytes, &r.traffic);
+        r.phase2 = skewshim_topo_phase2_msgs(&cs->topo, c->rank, c->sbytes, c->rbytes, 1);
+    }
     r.time = t;
     r.rounds = c->stats.rounds;
     r.messages = c->stats.messages;

@@ -184,7 +184,7 @@ static void record_pack(const skewshim_record *r, double *d, uint64_t *u, uint64
     m[3] = t->isend;
     m[4] = t->irecv;
     m[5] = t->msgs;
-    m[6] = t->phase2;
+    m[6] = r->phase2;
 }
 
 /* Rank 0's record with the merged values.  The call's figures need every

@@ -269,7 +269,6 @@ void skewshim_rank_traffic_of(const skewshim_topo *t, int rank, const uint64_t *
         }
     }
     out->msgs = nsend > nrecv ? nsend : nrecv;
-    out->phase2 = skewshim_topo_phase2_msgs(t, rank, sbytes, rbytes, 1);
 }
 
 /* The sender side is a lower bound: an agent's bundle for (node, l) holds

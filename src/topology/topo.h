@@ -89,20 +89,18 @@ typedef struct skewshim_rank_traffic {
     /* Messages a linear exchange costs this rank, which sends nothing for an
      * empty block: the larger of its non-empty blocks to and from the others. */
     uint64_t msgs;
-    /* Messages of TuNA_l^g's inter-node phase this rank is known to cost,
-     * which sends nothing for an empty bundle: those it receives (one from
-     * each other node that sends it anything) and, of those its node's
-     * agents send, the most for one local id that its own blocks alone
-     * make non-empty.  The max over ranks is the busiest rank's count on
-     * all but contrived matrices (skewshim_topo_phase2_msgs). */
-    uint64_t phase2;
 } skewshim_rank_traffic;
 
 void skewshim_rank_traffic_of(const skewshim_topo *t, int rank, const uint64_t *sbytes,
                               const uint64_t *rbytes, skewshim_rank_traffic *out);
-/* The phase2 figure above from a rank's send sizes (stride 1) and its
- * receive sizes, rstride words apart (1, or a gathered matrix's row
- * length for its column). */
+/* Messages of TuNA_l^g's inter-node phase this rank is known to cost,
+ * which sends nothing for an empty bundle: those it receives (one from
+ * each other node that sends it anything) and, of those its node's agents
+ * send, the most for one local id that its own blocks alone make
+ * non-empty.  The max over ranks is the busiest rank's count on all but
+ * contrived matrices.  From a rank's send sizes (stride 1) and its receive
+ * sizes, rstride words apart (1, or a gathered matrix's row length for its
+ * column).  O(P); only the line with a NIC per rank and the log read it. */
 uint64_t skewshim_topo_phase2_msgs(const skewshim_topo *t, int rank, const uint64_t *sbytes,
                                    const uint64_t *rbytes, size_t rstride);
 /* All figures from a full matrix (tests, simulator, replay). */
