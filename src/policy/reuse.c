@@ -1,8 +1,12 @@
-/* Runs of 1, 2, 4, ... calls between agreements: after a run of n calls
- * the next agreed call is n + 1 calls on, an odd step from a run of 2 on,
- * so a job that alternates two kinds of exchange is seen on both kinds
- * within two agreements, and the agreement's cost per call falls to
- * 1 / limit once a job settles. */
+/* The period is read off the last two calls' outcomes (reused calls count
+ * with the outcome they took), so an agreed call's expectation is simply
+ * the outcome one or two calls back.  A run is granted only at an agreed
+ * call outside a run: runs of 1, 2, 4, ... calls put the next such call
+ * n + 1 calls on, an odd step from a run of 2 on, so with a period of 2
+ * the granting call falls on each kind of exchange in turn and both are
+ * seen again within two runs; with a period of 1 a job that starts to
+ * alternate is seen on both kinds within two runs too.  Once the runs
+ * reach the limit the agreement's cost per call is 1 / (limit + 1). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -12,36 +16,65 @@
 #include "policy/reuse.h"
 #include "vocab.h"
 
+static void push(skewshim_reuse *r, skewshim_reuse_outcome o)
+{
+    r->last[1] = r->last[0];
+    r->last[0] = o;
+}
+
+static int same(const skewshim_reuse_outcome *a, const skewshim_reuse_outcome *b)
+{
+    return a->valid && b->valid && a->rule == b->rule && a->algo == b->algo &&
+           a->reason == b->reason;
+}
+
 int skewshim_reuse_take(skewshim_reuse *r, int native_only, int *rule, int *algo, int *reason)
 {
-    if (!r->have || !r->left || (native_only && r->algo != SKEWSHIM_ALGO_NATIVE))
-        return 0;
-    r->left--;
-    *rule = r->rule;
-    *algo = r->algo;
-    *reason = r->reason;
-    return 1;
+    if (r->open) {   /* the last call agreed and never said how it ended */
+        skewshim_reuse_outcome unknown = {0};
+        push(r, unknown);
+        r->period = 0;
+        r->left = 0;
+    }
+    r->in_run = r->left > 0;
+    if (r->in_run)
+        r->left--;
+    skewshim_reuse_outcome p = r->period ? r->last[r->period - 1] : (skewshim_reuse_outcome){0};
+    if (r->in_run && p.valid && p.reusable && (!native_only || p.algo == SKEWSHIM_ALGO_NATIVE)) {
+        r->open = 0;
+        push(r, p);
+        *rule = p.rule;
+        *algo = p.algo;
+        *reason = p.reason;
+        return 1;
+    }
+    r->open = 1;
+    return 0;
 }
 
 void skewshim_reuse_note(skewshim_reuse *r, int rule, int algo, int reason, int reusable,
                          uint32_t limit)
 {
-    if (!reusable || !limit) {
+    skewshim_reuse_outcome o = {1, reusable != 0, rule, algo, reason};
+    int in_run = r->open && r->in_run;
+    r->open = 0;
+    r->in_run = 0;
+    if (!limit) {
         memset(r, 0, sizeof *r);
         return;
     }
-    if (r->have && r->rule == rule && r->algo == algo && r->reason == reason) {
-        r->streak++;
+    if (r->period && same(&o, &r->last[r->period - 1])) {
+        r->matched++;
     } else {
-        r->have = 1;
-        r->rule = rule;
-        r->algo = algo;
-        r->reason = reason;
-        r->streak = 1;
+        in_run = 0;
+        r->left = 0;
         r->run = 1;
+        r->matched = 1;
+        r->period = same(&o, &r->last[0]) ? 1 : same(&o, &r->last[1]) ? 2 : 0;
     }
-    r->left = 0;
-    if (r->streak >= 2) {
+    push(r, o);
+    /* A period of 2 is trusted once both kinds have come back. */
+    if (r->period && !in_run && !r->left && r->matched >= (uint32_t)r->period) {
         r->left = r->run < limit ? r->run : limit;
         r->run = r->run < limit / 2 ? 2 * r->run : limit;
     }

@@ -27,6 +27,12 @@ policy never '{max_block_bytes: [1G, inf], use: scattered}'
 policy every '{max_block_bytes: [1G, inf], use: scattered}' 'reuse_agreement: 0'
 policy small '{max_block_bytes: [0, 64], use: tuna_hier}'
 policy scat '{mtm: [0, inf], use: scattered}'
+printf 'version: 1\nlog: {level: summary, path: %s}\nrules:\n  - %s\n' "$TESTDIR/alt.jsonl" \
+    '{max_block_bytes: [1, inf], use: scattered}' > "$TESTDIR/alt.yaml"
+# Two exchanges in turn: all-zero blocks (native) and uniform ones
+# (scattered), sixteen times each.
+ALT=$(i=0; while [ $i -lt 16 ]; do printf 'zero,uniform,'; i=$((i + 1)); done)
+ALT=${ALT%,}
 for n in 2 3 4 5; do
     # Every call ends native: after two agreed calls the runs begin.
     run $n never "settled native" --workloads $W --types byte,double --seeds 6 --comms world,split
@@ -47,5 +53,18 @@ for n in 2 3 4 5; do
     run $n scat "scattered reused" --workloads $W --types byte,int --seeds 6 --comms world,split
     if [ $cuda = 1 ]; then [ "$agreed" = "$cases" ]; else [ $((agreed * 3)) -lt "$cases" ]; fi
     ok $? "P=$n scattered: $agreed of $cases calls agreed (cuda build: $cuda)"
+    # A job that alternates two outcomes reuses both once each has come
+    # back (a CUDA build: only the native turns, about half the calls agree).
+    rm -f "$TESTDIR/alt.jsonl"
+    run $n alt "alternating native / scattered" --workloads $ALT --types byte --seeds 1 --comms world
+    ran=$(grep -o '"calls": {[^}]*}' "$TESTDIR/alt.jsonl")
+    case "$ran" in *'"native": 16'*'"scattered": 16'*) st=0 ;; *) st=1 ;; esac
+    ok $st "P=$n alternating: both outcomes ran, 16 calls each ($ran)"
+    if [ $cuda = 1 ]; then [ $((agreed * 10)) -lt $((cases * 6)) ]; else [ $((agreed * 3)) -lt "$cases" ]; fi
+    ok $? "P=$n alternating: $agreed of $cases calls agreed (cuda build: $cuda)"
+    run $n alt "alternating, in place (only native reused)" --workloads $ALT --types byte,double \
+        --seeds 1 --comms world,split --in-place
+    [ $((agreed * 10)) -lt $((cases * 7)) ]
+    ok $? "P=$n alternating in place: $agreed of $cases calls agreed (the scattered turns)"
 done
 done_testing
