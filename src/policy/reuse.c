@@ -1,6 +1,7 @@
 /* The period is read off the last two calls' outcomes (reused calls count
  * with the outcome they took), so an agreed call's expectation is simply
- * the outcome one or two calls back.  A run is granted only at an agreed
+ * the outcome one or two calls back.  A new period is founded on agreed
+ * outcomes only: a reused one is the old period's guess.  A run is granted only at an agreed
  * call outside a run: runs of 1, 2, 4, ... calls put the next such call
  * n + 1 calls on, an odd step from a run of 2 on, so with a period of 2
  * the granting call falls on each kind of exchange in turn and both are
@@ -28,6 +29,11 @@ static int same(const skewshim_reuse_outcome *a, const skewshim_reuse_outcome *b
            a->reason == b->reason;
 }
 
+static int seen_before(const skewshim_reuse_outcome *o, const skewshim_reuse_outcome *then)
+{
+    return then->agreed && same(o, then);
+}
+
 int skewshim_reuse_take(skewshim_reuse *r, int native_only, int *rule, int *algo, int *reason)
 {
     if (r->open) {   /* the last call agreed and never said how it ended */
@@ -42,6 +48,7 @@ int skewshim_reuse_take(skewshim_reuse *r, int native_only, int *rule, int *algo
     skewshim_reuse_outcome p = r->period ? r->last[r->period - 1] : (skewshim_reuse_outcome){0};
     if (r->in_run && p.valid && p.reusable && (!native_only || p.algo == SKEWSHIM_ALGO_NATIVE)) {
         r->open = 0;
+        p.agreed = 0;
         push(r, p);
         *rule = p.rule;
         *algo = p.algo;
@@ -55,7 +62,7 @@ int skewshim_reuse_take(skewshim_reuse *r, int native_only, int *rule, int *algo
 void skewshim_reuse_note(skewshim_reuse *r, int rule, int algo, int reason, int reusable,
                          uint32_t limit)
 {
-    skewshim_reuse_outcome o = {1, reusable != 0, rule, algo, reason};
+    skewshim_reuse_outcome o = {1, reusable != 0, 1, rule, algo, reason};
     int in_run = r->open && r->in_run;
     r->open = 0;
     r->in_run = 0;
@@ -70,7 +77,7 @@ void skewshim_reuse_note(skewshim_reuse *r, int rule, int algo, int reason, int 
         r->left = 0;
         r->run = 1;
         r->matched = 1;
-        r->period = same(&o, &r->last[0]) ? 1 : same(&o, &r->last[1]) ? 2 : 0;
+        r->period = seen_before(&o, &r->last[0]) ? 1 : seen_before(&o, &r->last[1]) ? 2 : 0;
     }
     push(r, o);
     /* A period of 2 is trusted once both kinds have come back. */

@@ -19,6 +19,7 @@
 
 typedef struct skewshim_reuse_outcome {
     int valid, reusable;
+    int agreed;               /* seen by an agreed call, not taken from the period */
     int rule, algo, reason;   /* the rule (-1 default), what ran, why not */
 } skewshim_reuse_outcome;
 

@@ -168,6 +168,31 @@ mean_ok=$(awk -F, 'NR > 1 && !($8 <= $(NF - 2) && $(NF - 2) <= $9) { bad = 1 } E
     [ "$(field "$TESTDIR/mix.csv" auto 3 mean_us | wc -l)" = 2 ] && [ "$mean_ok" = yes ] &&
     grep -q " auto .* $want_table" "$TESTDIR/out"
 ok $? "P=3, auto over a change of sizes: 16 B agreed $want_small of 8, 256 B agreed/ran ${want_large}, means within min-max"
+# --alternate: a job of two exchanges in turn, both checked first (the other
+# one first, so auto's calls alternate from its first call).  auto runs
+# scattered at 16 B and native at 256 B; once both have come back (calls
+# 0-3) the runs begin, and the agreed calls are 0 1 2 3 5 8 13 22: of the 16
+# timed calls (3 5 ... 33), 3 agree (3 5 13).  Without the alternation
+# followed, all 16 would.  A CUDA build reuses only the native turns: every
+# 16 B call agrees.
+for pair in "256 16" "16 256"; do
+    set -- $pair
+    SKEWSHIM_CONFIG="$TESTDIR/mix.yaml" mpirun_n 3 "$BENCH" --algos native,auto --sizes $1 \
+        --alternate $2 --iters 16 --warmup 0 --csv "$TESTDIR/alt.csv"
+    rc=$?
+    got="$(field "$TESTDIR/alt.csv" auto 2 agreed)/$(awk -F, '$6 == "auto" { print $11 }' "$TESTDIR/alt.csv")"
+    want=3/ran=native
+    [ $1 = 16 ] && want=3/ran=scattered
+    if [ $1 = 16 ] && grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null; then
+        want=16/ran=scattered
+    fi
+    [ $rc -eq 0 ] && [ "$got" = "$want" ] && grep -q "^# --alternate $2: " "$TESTDIR/out"
+    ok $? "P=3, auto at $1 B in turn with $2 B: verified, agreed/ran $got (want $want)"
+done
+SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 1 "$BENCH" --alternate 1k --vary
+rc=$?
+[ $rc -eq 2 ] && grep -q "alternate takes a generated workload, without --vary" "$TESTDIR/out"
+ok $? "--alternate with --vary is refused (exit $rc)"
 SKEWSHIM_BENCH_TEST_FLIP=timed SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 4 "$BENCH" \
     --algos scattered --workload moe --sizes 1k --iters 1 --warmup 0 --vary > /dev/null 2>&1
 rc=$?

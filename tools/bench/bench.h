@@ -68,6 +68,8 @@ typedef struct opts {
     kv set[MAX_SETS];       /* base values of shim parameters */
     int nset;
     int vary;               /* --vary: a matrix of its own for every iteration */
+    uint64_t alternate;     /* --alternate S2: each timed call follows an untimed one
+                               of the same item on the workload at S2 (0: none) */
 } opts;
 
 /* --vary: the point's matrix drawn again with another seed (rows and
@@ -154,10 +156,17 @@ void skewshim_bench_check_result(const opts *o, const item *it, layout *L, const
 
 /* Records in it what the shim says ran last, and a fallback. */
 int skewshim_bench_note_last(item *it);   /* the call's plan_cache_hit */
+/* --alternate: the other exchange's row and column (elements). */
+typedef struct alt_matrix {
+    const uint64_t *row, *col;
+    uint64_t S;
+} alt_matrix;
+
 /* One point: build buffers, check every item, time them all, report. */
 void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col,
                               const char *wl, uint64_t S, int q, FILE *csv,
-                              const matrix_source *vary, MPI_Comm comm);
+                              const matrix_source *vary, const alt_matrix *alt,
+                              MPI_Comm comm);
 
 /* ---- report.c (rank 0) ---- */
 

@@ -64,6 +64,9 @@ void skewshim_bench_print_help(void)
         "                      pattern alone, for thousands of ranks) or\n"
         "                      none (timing only: no result is checked, and\n"
         "                      every status says unchecked)\n"
+        "  --alternate S2      a job of two exchanges in turn: before each call\n"
+        "                      at S, the same item makes one untimed call on the\n"
+        "                      workload at S2 (same seed; both checked first)\n"
         "  --device            device buffers (CUDA builds)\n");
 }
 
@@ -284,6 +287,9 @@ static int parse_option(opts *o, const char *a, const char *v, int *type_given)
             rc = usage_error("bad --reference '%s' (mpi, pattern or none)", v);
     } else if (strcmp(a, "--seed") == 0)
         rc = parse_u64(v, &o->seed) ? usage_error("bad --seed '%s'", v) : 0;
+    else if (strcmp(a, "--alternate") == 0)
+        rc = parse_u64(v, &o->alternate) || !o->alternate
+                 ? usage_error("bad --alternate '%s' (a size in bytes, > 0)", v) : 0;
     else
         rc = usage_error("unknown option '%s'", a);
     return rc;
@@ -322,6 +328,10 @@ int skewshim_bench_parse_args(opts *o, int argc, char **argv, int *type_given)
      * before the timing. */
     if (o->vary && (o->replay || o->device))
         return usage_error("--vary takes generated workloads on host buffers%s", "");
+    if (o->alternate && (o->replay || o->vary))
+        return usage_error("--alternate takes a generated workload, without --vary%s", "");
+    if (o->alternate % (uint64_t)o->tsize)
+        return usage_error("--alternate is not a multiple of --type %s's size", o->type_name);
     return 0;
 }
 

@@ -211,6 +211,10 @@ void skewshim_bench_print_header(const opts *o, int q, int argc, char **argv, FI
            skewshim_bench_size, qs, o->type_name, o->tsize, o->iters, o->warmup,
            (unsigned long long)o->seed, o->vary ? " vary" : "", o->device ? "device" : "host",
            lib);
+    if (o->alternate)
+        printf("# --alternate %llu: each timed call follows an untimed call of the same item "
+               "on the workload at S=%llu\n", (unsigned long long)o->alternate,
+               (unsigned long long)o->alternate);
     if (o->reference == REF_NONE)
         printf("# --reference none: timing only, no item's result is checked\n");
     if (skewshim_bench_size == 1)

@@ -82,8 +82,8 @@ static void next_matrix(opts *o, layout *L, const matrix_source *vary, int it, c
 
 /* Times all items interleaved; rank 0 gets the per-iteration max over ranks
  * in tmax[iter * nitems + item] (seconds). */
-static void time_items(opts *o, layout *L, double *tmax, const matrix_source *vary,
-                       const char *wl, uint64_t S, MPI_Comm comm)
+static void time_items(opts *o, layout *L, layout *L2, double *tmax,
+                       const matrix_source *vary, const char *wl, uint64_t S, MPI_Comm comm)
 {
     int n = o->nitems, total = o->warmup + o->iters;
     double *t = calloc((size_t)o->iters * (size_t)n, sizeof *t);
@@ -108,6 +108,10 @@ static void time_items(opts *o, layout *L, double *tmax, const matrix_source *va
                 skewshim_bench_clear_recv(L);
             if (!copy)
                 skewshim_bench_item_apply(x);
+            if (L2 && !copy)   /* --alternate: the job's other exchange, untimed */
+                MPI_Alltoallv(skewshim_bench_send_ptr(o, L2), L2->scount, L2->sdispl, o->type,
+                              skewshim_bench_recv_ptr(o, L2), L2->rcount, L2->rdispl, o->type,
+                              comm);
             skewshim_bench_device_sync(o);
             PMPI_Barrier(comm);
             double t0 = MPI_Wtime();
@@ -171,10 +175,25 @@ static double lower_bound(const opts *o, const layout *L, int q, MPI_Comm comm)
     return worst / ((double)q * o->link_gbps * 1e9);
 }
 
+/* The reference, then one checked call of every item; copy: the memcpy
+ * item gets its buffer here. */
+static void check_items(opts *o, layout *L, const char *wl, uint64_t S, int copy, MPI_Comm comm)
+{
+    skewshim_bench_run_reference(o, L, wl, S, comm);
+    for (int i = 0; i < o->nitems; i++)
+        if (strcmp(o->items[i].algo, BENCH_MEMCPY) != 0)
+            skewshim_bench_run_item_checked(o, &o->items[i], L, wl, S, comm);
+        else if (copy && skewshim_bench_copy_payload(o, L) != 0) {
+            fprintf(stderr, "skewshim-bench: rank %d: the memcpy item cannot get its "
+                    "buffer\n", skewshim_bench_rank);
+            MPI_Abort(comm, 2);
+        }
+}
+
 /* One point: build buffers, check every item, time them all. */
 void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col, const char *wl,
                               uint64_t S, int q, FILE *csv, const matrix_source *vary,
-                              MPI_Comm comm)
+                              const alt_matrix *alt, MPI_Comm comm)
 {
     layout L;
     int rc = skewshim_bench_layout_build(&L, o, row, col, skewshim_bench_size,
@@ -190,15 +209,26 @@ void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col,
         skewshim_bench_layout_free(&L);
         return;
     }
-    skewshim_bench_run_reference(o, &L, wl, S, comm);
-    for (int i = 0; i < o->nitems; i++)
-        if (strcmp(o->items[i].algo, BENCH_MEMCPY) != 0)
-            skewshim_bench_run_item_checked(o, &o->items[i], &L, wl, S, comm);
-        else if (skewshim_bench_copy_payload(o, &L) != 0) {
-            fprintf(stderr, "skewshim-bench: rank %d: the memcpy item cannot get its "
-                    "buffer\n", skewshim_bench_rank);
-            MPI_Abort(comm, 2);
+    /* --alternate: the other exchange is checked first, so that auto's
+     * calls alternate from the first on, as in the timed loop. */
+    layout L2, *l2 = NULL;
+    if (alt) {
+        rc = skewshim_bench_layout_build(&L2, o, alt->row, alt->col, skewshim_bench_size,
+                                         skewshim_bench_rank);
+        mine = -rc;
+        PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm);
+        if (worst) {
+            if (skewshim_bench_rank == 0)
+                fprintf(stderr, "skewshim-bench: --alternate %llu: its buffers cannot be had; "
+                        "point skipped\n", (unsigned long long)alt->S);
+            skewshim_bench_layout_free(&L2);
+            skewshim_bench_layout_free(&L);
+            return;
         }
+        l2 = &L2;
+        check_items(o, l2, wl, alt->S, 0, comm);
+    }
+    check_items(o, &L, wl, S, 1, comm);
     double t_lb = lower_bound(o, &L, q, comm);
     /* What one rank moves at this point: S alone does not say it. */
     double pay = (double)L.payload, pmax = 0, psum = 0;
@@ -210,14 +240,19 @@ void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col,
                pmax / 1048576.0);
         if (t_lb > 0)
             printf("; T_LB %.2f us", t_lb * 1e6);
-        printf("%s\n", vary ? " (the checked matrix; every iteration draws its own)" : "");
+        printf("%s", vary ? " (the checked matrix; every iteration draws its own)" : "");
+        if (alt)
+            printf("; in turn with S=%llu, untimed", (unsigned long long)alt->S);
+        printf("\n");
     }
     double *tmax = malloc((size_t)o->iters * (size_t)o->nitems * sizeof *tmax);
     if (!tmax)
         MPI_Abort(comm, 2);
-    time_items(o, &L, tmax, vary, wl, S, comm);
+    time_items(o, &L, l2, tmax, vary, wl, S, comm);
     if (skewshim_bench_rank == 0)
         skewshim_bench_report(o, tmax, wl, S, q, t_lb, csv);
     free(tmax);
+    if (l2)
+        skewshim_bench_layout_free(l2);
     skewshim_bench_layout_free(&L);
 }
