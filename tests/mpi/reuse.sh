@@ -54,13 +54,14 @@ for n in 2 3 4 5; do
     if [ $cuda = 1 ]; then [ "$agreed" = "$cases" ]; else [ $((agreed * 3)) -lt "$cases" ]; fi
     ok $? "P=$n scattered: $agreed of $cases calls agreed (cuda build: $cuda)"
     # A job that alternates two outcomes reuses both once each has come
-    # back (a CUDA build: only the native turns, about half the calls agree).
+    # back (a CUDA build: only the native turns; its 16 scattered calls and
+    # 4 native ones of 32 agree, against 32 of 32 before).
     rm -f "$TESTDIR/alt.jsonl"
     run $n alt "alternating native / scattered" --workloads $ALT --types byte --seeds 1 --comms world
     ran=$(grep -o '"calls": {[^}]*}' "$TESTDIR/alt.jsonl")
     case "$ran" in *'"native": 16'*'"scattered": 16'*) st=0 ;; *) st=1 ;; esac
     ok $st "P=$n alternating: both outcomes ran, 16 calls each ($ran)"
-    if [ $cuda = 1 ]; then [ $((agreed * 10)) -lt $((cases * 6)) ]; else [ $((agreed * 3)) -lt "$cases" ]; fi
+    if [ $cuda = 1 ]; then [ $((agreed * 10)) -lt $((cases * 7)) ]; else [ $((agreed * 3)) -lt "$cases" ]; fi
     ok $? "P=$n alternating: $agreed of $cases calls agreed (cuda build: $cuda)"
     run $n alt "alternating, in place (only native reused)" --workloads $ALT --types byte,double \
         --seeds 1 --comms world,split --in-place
