@@ -80,6 +80,13 @@ static void next_matrix(opts *o, layout *L, const matrix_source *vary, int it, c
     skewshim_bench_run_reference(o, L, wl, S, comm);
 }
 
+/* One call of the item applied, on the layout's buffers. */
+static void exchange(const opts *o, layout *L, MPI_Comm comm)
+{
+    MPI_Alltoallv(skewshim_bench_send_ptr(o, L), L->scount, L->sdispl, o->type,
+                  skewshim_bench_recv_ptr(o, L), L->rcount, L->rdispl, o->type, comm);
+}
+
 /* Times all items interleaved; rank 0 gets the per-iteration max over ranks
  * in tmax[iter * nitems + item] (seconds). */
 static void time_items(opts *o, layout *L, layout *L2, double *tmax,
@@ -109,18 +116,14 @@ static void time_items(opts *o, layout *L, layout *L2, double *tmax,
             if (!copy)
                 skewshim_bench_item_apply(x);
             if (L2 && !copy)   /* --alternate: the job's other exchange, untimed */
-                MPI_Alltoallv(skewshim_bench_send_ptr(o, L2), L2->scount, L2->sdispl, o->type,
-                              skewshim_bench_recv_ptr(o, L2), L2->rcount, L2->rdispl, o->type,
-                              comm);
+                exchange(o, L2, comm);
             skewshim_bench_device_sync(o);
             PMPI_Barrier(comm);
             double t0 = MPI_Wtime();
             if (copy)
                 skewshim_bench_copy_payload(o, L);
             else
-                MPI_Alltoallv(skewshim_bench_send_ptr(o, L), L->scount, L->sdispl, o->type,
-                              skewshim_bench_recv_ptr(o, L), L->rcount, L->rdispl, o->type,
-                              comm);
+                exchange(o, L, comm);
             skewshim_bench_device_sync(o);
             double t1 = MPI_Wtime();
             if (it >= o->warmup) {
