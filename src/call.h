@@ -78,6 +78,7 @@ typedef struct skewshim_call {
     double plan_budget, plan_cost;  /* seconds; the cost of a miss */
     skewshim_algo_id algo;
     int why, rule;
+    int repeats_decide;           /* the agreed repeat count could change the choice */
     const skewshim_params *params;
     /* planned (the plan step, after the choice) */
     const void *plan;             /* what the algorithm's executor runs */

@@ -191,6 +191,10 @@ unsigned skewshim_policy_passed_over(const skewshim_policy *p, const skewshim_co
 /* Whether a rule matches on facts of the call (block sizes, skew) that the
  * ranks must agree on, rather than on the communicator alone. */
 int skewshim_rule_uses_facts(const skewshim_rule *r);
+/* Whether the repeat count can change the choice made on f (`rule`, -1
+ * the default, is what skewshim_policy_choose returned): some rule up to
+ * it matches on repeats and would match f at some count. */
+int skewshim_policy_repeats_decide(const skewshim_policy *p, const skewshim_facts *f, int rule);
 int skewshim_params_equal(const skewshim_params *a, const skewshim_params *b);
 
 #endif

@@ -674,8 +674,11 @@ static void note_outcome(const skewshim_call *c, const skewshim_algo *a, skewshi
 #else
     (void)a;
 #endif
-    skewshim_reuse_note(&c->cs->reuse, c->rule, ran_native ? SKEWSHIM_ALGO_NATIVE : c->algo,
-                        reason, reusable, (uint32_t)skewshim_g.policy.reuse_agreement);
+    skewshim_reuse_outcome o = {
+        .rule = c->rule, .algo = ran_native ? SKEWSHIM_ALGO_NATIVE : c->algo, .reason = reason,
+        .counts = c->repeats_decide,
+    };
+    skewshim_reuse_note(&c->cs->reuse, o, reusable, (uint32_t)skewshim_g.policy.reuse_agreement);
 }
 
 /* The calls that never reach a communicator's state: the shim off, native
@@ -785,14 +788,14 @@ static void route_call(skewshim_call *c, int forced, route *r)
      * on (policy/reuse.h).  In place, only native is reused: the staging
      * cap rests on an agreed figure. */
     if (r->need && forced < 0 && !r->fixed) {
-        int rule, algo;
-        r->reused = skewshim_reuse_take(&c->cs->reuse, c->in_place, &rule, &algo,
-                                        &r->reused_reason);
+        skewshim_reuse_outcome o;
+        r->reused = skewshim_reuse_take(&c->cs->reuse, c->in_place, &o);
         if (r->reused) {
             r->need = 0;
-            c->rule = rule;
-            c->algo = (skewshim_algo_id)algo;
-            skewshim_repeat_reused(c);
+            r->reused_reason = o.reason;
+            c->rule = o.rule;
+            c->algo = (skewshim_algo_id)o.algo;
+            skewshim_repeat_reused(c, o.counts || skewshim_log_level() >= SKEWSHIM_LOG_CALLS);
         }
     }
 }
@@ -875,6 +878,13 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
         c->algo = id;
         if (f.unpaid | f.unpaid_few)
             count_unpaid(c, pol, &f);
+        /* For the calls that reuse this outcome (core/agree.c): while the
+         * matrix stays the same so do these facts, and the count changes
+         * the choice only through a rule that reads it, or through a
+         * schedule that gathers the matrix (the pay-back guard and the
+         * planning budget read it). */
+        c->repeats_decide = skewshim_policy_repeats_decide(pol, &f, c->rule) ||
+                            gathers_matrix(c->algo);
     }
     if (c->rule >= 0)
         chosen = &pol->rules[c->rule].params;
@@ -939,7 +949,7 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
     skewshim_call c = {
         .sendbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls, .stype = sendtype,
         .recvbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls, .rtype = recvtype,
-        .comm = comm, .in_place = sendbuf == MPI_IN_PLACE, .rule = -1,
+        .comm = comm, .in_place = sendbuf == MPI_IN_PLACE, .rule = -1, .repeats_decide = 1,
         .info = {.regime = -1, .cache_hit = -1},
     };
     int rc;

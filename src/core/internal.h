@@ -62,8 +62,9 @@ void skewshim_agree_local_tail(const skewshim_call *c, uint64_t changed, uint64_
  * call (which it then keeps), or differed at a reused call since the last
  * agreement, else 0.  Once per agreed call. */
 uint64_t skewshim_repeat_local(const skewshim_call *c);
-/* A reused call's share of the same: noted for the next agreement. */
-void skewshim_repeat_reused(const skewshim_call *c);
+/* A reused call's share of the same, noted for the next agreement; with
+ * compare 0 the call is not compared and counts as a change. */
+void skewshim_repeat_reused(const skewshim_call *c, int compare);
 /* The agreed count from the max over ranks of that word, into c->ag. */
 void skewshim_repeat_agreed(skewshim_call *c, uint64_t any_changed);
 void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen, int mismatch);

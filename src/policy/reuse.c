@@ -34,7 +34,7 @@ static int seen_before(const skewshim_reuse_outcome *o, const skewshim_reuse_out
     return then->agreed && same(o, then);
 }
 
-int skewshim_reuse_take(skewshim_reuse *r, int native_only, int *rule, int *algo, int *reason)
+int skewshim_reuse_take(skewshim_reuse *r, int native_only, skewshim_reuse_outcome *o)
 {
     if (r->open) {   /* the last call agreed and never said how it ended */
         skewshim_reuse_outcome unknown = {0};
@@ -50,19 +50,19 @@ int skewshim_reuse_take(skewshim_reuse *r, int native_only, int *rule, int *algo
         r->open = 0;
         p.agreed = 0;
         push(r, p);
-        *rule = p.rule;
-        *algo = p.algo;
-        *reason = p.reason;
+        *o = p;
         return 1;
     }
     r->open = 1;
     return 0;
 }
 
-void skewshim_reuse_note(skewshim_reuse *r, int rule, int algo, int reason, int reusable,
+void skewshim_reuse_note(skewshim_reuse *r, skewshim_reuse_outcome o, int reusable,
                          uint32_t limit)
 {
-    skewshim_reuse_outcome o = {1, reusable != 0, 1, rule, algo, reason};
+    o.valid = 1;
+    o.reusable = reusable != 0;
+    o.agreed = 1;
     int in_run = r->open && r->in_run;
     r->open = 0;
     r->in_run = 0;

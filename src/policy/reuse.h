@@ -21,6 +21,7 @@ typedef struct skewshim_reuse_outcome {
     int valid, reusable;
     int agreed;               /* seen by an agreed call, not taken from the period */
     int rule, algo, reason;   /* the rule (-1 default), what ran, why not */
+    int counts;               /* the repeat count could change that outcome */
 } skewshim_reuse_outcome;
 
 typedef struct skewshim_reuse {
@@ -34,13 +35,14 @@ typedef struct skewshim_reuse {
 } skewshim_reuse;
 
 /* Whether this call takes the reused outcome (native_only: only if it is
- * native); fills rule, algo and reason, and counts the call.  Every call
- * that could agree comes here first, so the ranks count calls alike. */
-int skewshim_reuse_take(skewshim_reuse *r, int native_only, int *rule, int *algo, int *reason);
+ * native); fills *o with it, and counts the call.  Every call that could
+ * agree comes here first, so the ranks count calls alike. */
+int skewshim_reuse_take(skewshim_reuse *r, int native_only, skewshim_reuse_outcome *o);
 
-/* After an agreed call: its outcome, whether that outcome may be reused,
- * and the longest run (0: never reuse). */
-void skewshim_reuse_note(skewshim_reuse *r, int rule, int algo, int reason, int reusable,
+/* After an agreed call: its outcome (rule, algo, reason, counts; the flags
+ * valid, reusable and agreed are set here), whether it may be reused, and
+ * the longest run (0: never reuse). */
+void skewshim_reuse_note(skewshim_reuse *r, skewshim_reuse_outcome o, int reusable,
                          uint32_t limit);
 
 #endif

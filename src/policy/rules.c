@@ -96,6 +96,22 @@ int skewshim_rule_uses_facts(const skewshim_rule *r)
            r->mtm.set || r->send_mtm.set || r->recv_mtm.set || r->repeats.set;
 }
 
+int skewshim_policy_repeats_decide(const skewshim_policy *p, const skewshim_facts *f, int rule)
+{
+    /* A later rule is not reached while the chosen one still matches. */
+    int last = rule >= 0 && rule < p->nrules ? rule : p->nrules - 1;
+    for (int i = 0; i <= last; i++) {
+        const skewshim_rule *r = &p->rules[i];
+        if (!r->repeats.set)
+            continue;
+        skewshim_facts g = *f;
+        g.repeats = r->repeats.lo;   /* a count inside its range */
+        if (rule_matches(r, &g))
+            return 1;
+    }
+    return 0;
+}
+
 static int size_only(const skewshim_rule *r)
 {
     return !skewshim_rule_uses_facts(r);

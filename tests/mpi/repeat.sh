@@ -36,6 +36,11 @@ sed -i 's|  - {mtm: \[0, inf\], use: fast}|  - {repeats: [1, inf], use: sabre}|;
 policy threshold
 sed -i 's|  - {mtm: \[0, inf\], use: fast}|  - {repeats: [3, inf], use: sabre}|; s|^rules:|default: scattered\nrules:|; /^reuse_agreement/d' \
     "$TESTDIR/threshold.yaml"
+# The same at log level summary, where a reused call compares its sizes
+# only if the count can change a choice (src/core/call.c): here the rule
+# on repeats can, so the fourth call gathers as above.
+sed 's|level: calls, path: "\(.*\)/threshold.jsonl"|level: summary, path: "\1/quiet.jsonl"|' \
+    "$TESTDIR/threshold.yaml" > "$TESTDIR/quiet.yaml"
 cp "$TESTDIR/first.yaml" "$TESTDIR/forced.yaml"
 sed -i "s|first.jsonl|forced.jsonl|" "$TESTDIR/forced.yaml"
 # read NAME PATTERN: what the log says of the calls, one letter a call of
@@ -90,5 +95,12 @@ for n in $ranks; do
     run $n repeated "sabre by a rule on repeats" sghhs --algo auto --expect scattered --again sabre
     run $n threshold "sabre by a rule on 3 repeats, agreements reused" sssgs --algo auto \
         --expect scattered --again any --workloads moe --types byte --seeds 1
+    rm -f "$TESTDIR/quiet.jsonl"
+    SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n $n "$CHECK" --workloads moe --S 4096 --types byte \
+        --seeds 1 --repeats 3 --perturb --algo auto --expect scattered --again any
+    rc=$?
+    ran=$(grep -o '"calls": {[^}]*}' "$TESTDIR/quiet.jsonl")
+    case "$ran" in *'"sabre": 1'*'"scattered": 4'*|*'"scattered": 4'*'"sabre": 1'*) st=$rc ;; *) st=1 ;; esac
+    ok $st "sabre by a rule on 3 repeats, log level summary: P=$n, 4 scattered calls and 1 sabre ($ran)"
 done
 done_testing

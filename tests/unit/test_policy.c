@@ -194,6 +194,30 @@ static void test_builtin(void)
         TAP_OK(r[14].use == SKEWSHIM_ALGO_SABRE && r[14].buffers == SKEWSHIM_BUF_DEVICE &&
                    r[14].mtm.lo == 2.2 && r[14].avg_block_bytes.lo == 1 << 20,
                "rule 14: device, mtm >= 2.2, avg block >= 1 MiB -> sabre");
+        /* A reused call need not compare its sizes (core/call.c) where the
+         * count cannot change the choice: small blocks, or native by
+         * default at 4 KiB; it can on large blocks to hot receivers. */
+        skewshim_facts small = {.comm_size = 1024, .nodes = 64, .max_block_bytes = 16,
+                                .avg_block_bytes = 2, .avg_nonempty_bytes = 16, .mtm = 9,
+                                .send_mtm = 9, .recv_mtm = 9, .buffers = SKEWSHIM_BUF_HOST};
+        skewshim_facts mid = {.comm_size = 64, .nodes = 2, .max_block_bytes = 4096,
+                              .avg_block_bytes = 2048, .avg_nonempty_bytes = 2048, .mtm = 1.3,
+                              .send_mtm = 1.3, .recv_mtm = 1.3, .buffers = SKEWSHIM_BUF_HOST};
+        skewshim_facts hot = {.comm_size = 512, .nodes = 64, .max_block_bytes = 1 << 20,
+                              .avg_block_bytes = 1 << 10, .avg_nonempty_bytes = 1 << 12,
+                              .mtm = 9, .send_mtm = 1.05, .recv_mtm = 9,
+                              .buffers = SKEWSHIM_BUF_HOST};
+        skewshim_algo_id ia;
+        const skewshim_params *ip;
+        int rs = skewshim_policy_choose(&p, &small, &ia, &ip);
+        int rm = skewshim_policy_choose(&p, &mid, &ia, &ip);
+        int rh = skewshim_policy_choose(&p, &hot, &ia, &ip);
+        TAP_OK(rs >= 0 && rs <= 7 && rm == -1 && rh == 12 &&
+                   !skewshim_policy_repeats_decide(&p, &small, rs) &&
+                   !skewshim_policy_repeats_decide(&p, &mid, rm) &&
+                   skewshim_policy_repeats_decide(&p, &hot, rh),
+               "built-in: the repeat count decides on large blocks to hot receivers (rule %d), "
+               "not on small ones (rule %d) nor on native 4 KiB ones (rule %d)", rh, rs, rm);
         skewshim_params nic = p.params;
         nic.tuna_hier_block_count = 32;
         int same = params_equal(&r[0].params, &nic) && params_equal(&r[6].params, &nic) &&
@@ -629,6 +653,22 @@ static void test_matching(void)
            "repeats: a repeated matrix matches from the range's lower end");
     TAP_OK(choose_repeats(&p, 1) == -1, "repeats: one repeat short of [2, inf] does not match");
     TAP_OK(choose_repeats(&p, 0) == 9, "repeats: 0, a new matrix, matches exactly");
+    {
+        /* Whether the count can change a choice: only through a rule on
+         * repeats, up to the chosen one, that the other facts reach. */
+        skewshim_facts f41 = {.comm_size = 41, .avg_block_bytes = 1000, .mtm = 1,
+                              .send_mtm = 1, .recv_mtm = 1, .buffers = SKEWSHIM_BUF_HOST};
+        skewshim_facts f40 = f41;
+        f40.comm_size = 40;
+        TAP_OK(skewshim_policy_repeats_decide(&p, &f41, 9) &&
+                   skewshim_policy_repeats_decide(&p, &f41, 8) &&
+                   skewshim_policy_repeats_decide(&p, &f41, -1),
+               "41 ranks: rules 8 and 9 read repeats, and a default choice could go to them");
+        TAP_OK(!skewshim_policy_repeats_decide(&p, &f41, 7) &&
+                   !skewshim_policy_repeats_decide(&p, &f40, -1),
+               "a rule before them, or facts they cannot match (40 ranks): the count cannot "
+               "change the choice");
+    }
     skewshim_policy_free(&p);
 
     skewshim_policy none;

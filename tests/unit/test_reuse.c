@@ -11,6 +11,24 @@
 enum { NATIVE = SKEWSHIM_ALGO_NATIVE, TUNA = SKEWSHIM_ALGO_TUNA_HIER,
        SCAT = SKEWSHIM_ALGO_SCATTERED };
 
+/* The pipeline's outcome, without the repeat count's flag (tested last). */
+static int take(skewshim_reuse *r, int native_only, int *rule, int *algo, int *reason)
+{
+    skewshim_reuse_outcome o;
+    if (!skewshim_reuse_take(r, native_only, &o))
+        return 0;
+    *rule = o.rule;
+    *algo = o.algo;
+    *reason = o.reason;
+    return 1;
+}
+
+static void note(skewshim_reuse *r, int rule, int algo, int reason, int reusable, uint32_t limit)
+{
+    skewshim_reuse_outcome o = {.rule = rule, .algo = algo, .reason = reason};
+    skewshim_reuse_note(r, o, reusable, limit);
+}
+
 /* Plays n calls whose would-be choices are want[k % period]; reusable says
  * which algorithms may be reused.  Returns the number of agreements and
  * writes 1 per call that ran something other than its choice to missed. */
@@ -22,7 +40,7 @@ static int play(const int *want, int period, int n, uint32_t limit, int native_o
     int agreements = 0;
     for (int k = 0; k < n; k++) {
         int w = want[k % period], rule, algo, reason;
-        if (skewshim_reuse_take(&r, native_only, &rule, &algo, &reason)) {
+        if (take(&r, native_only, &rule, &algo, &reason)) {
             missed[k] = algo != w;
             agreed_at[k] = 0;
             continue;
@@ -31,7 +49,7 @@ static int play(const int *want, int period, int n, uint32_t limit, int native_o
         agreed_at[k] = 1;
         missed[k] = 0;
         int reusable = w == NATIVE || (w == SCAT && !native_only);
-        skewshim_reuse_note(&r, w == NATIVE ? -1 : 0, w, 0, reusable, limit);
+        note(&r, w == NATIVE ? -1 : 0, w, 0, reusable, limit);
     }
     return agreements;
 }
@@ -149,16 +167,16 @@ int main(void)
         memset(&q, 0, sizeof q);
         int ru, al, re;
         for (int k = 0; k < 6; k++) {
-            (void)skewshim_reuse_take(&q, 0, &ru, &al, &re);
-            skewshim_reuse_note(&q, -1, NATIVE, 0, 1, 64);
+            (void)take(&q, 0, &ru, &al, &re);
+            note(&q, -1, NATIVE, 0, 1, 64);
         }
-        int t1 = skewshim_reuse_take(&q, 0, &ru, &al, &re);   /* in a run or not */
+        int t1 = take(&q, 0, &ru, &al, &re);   /* in a run or not */
         if (!t1)
-            skewshim_reuse_note(&q, -1, NATIVE, 0, 1, 64);
-        while (skewshim_reuse_take(&q, 0, &ru, &al, &re))
+            note(&q, -1, NATIVE, 0, 1, 64);
+        while (take(&q, 0, &ru, &al, &re))
             ;
         /* this call agreed; its note never comes */
-        TAP_OK(!skewshim_reuse_take(&q, 0, &ru, &al, &re),
+        TAP_OK(!take(&q, 0, &ru, &al, &re),
                "the call after an unnoted agreed call agrees");
     }
 
@@ -171,20 +189,39 @@ int main(void)
     /* A different reason or rule is a different outcome. */
     skewshim_reuse r;
     memset(&r, 0, sizeof r);
-    skewshim_reuse_note(&r, 2, NATIVE, 0, 1, 64);
-    skewshim_reuse_note(&r, 2, NATIVE, 0, 1, 64);
+    note(&r, 2, NATIVE, 0, 1, 64);
+    note(&r, 2, NATIVE, 0, 1, 64);
     int rule, algo, reason;
-    TAP_OK(skewshim_reuse_take(&r, 0, &rule, &algo, &reason) && rule == 2 && algo == NATIVE,
+    TAP_OK(take(&r, 0, &rule, &algo, &reason) && rule == 2 && algo == NATIVE,
            "two alike: the next call reuses rule 2's outcome");
-    skewshim_reuse_note(&r, 2, NATIVE, SKEWSHIM_REASON_NOT_PAID_BACK, 1, 64);
-    TAP_OK(!skewshim_reuse_take(&r, 0, &rule, &algo, &reason),
+    note(&r, 2, NATIVE, SKEWSHIM_REASON_NOT_PAID_BACK, 1, 64);
+    TAP_OK(!take(&r, 0, &rule, &algo, &reason),
            "the same rule falling back for a reason starts over");
-    skewshim_reuse_note(&r, 2, NATIVE, SKEWSHIM_REASON_NOT_PAID_BACK, 1, 64);
-    TAP_OK(skewshim_reuse_take(&r, 0, &rule, &algo, &reason) &&
+    note(&r, 2, NATIVE, SKEWSHIM_REASON_NOT_PAID_BACK, 1, 64);
+    TAP_OK(take(&r, 0, &rule, &algo, &reason) &&
                reason == SKEWSHIM_REASON_NOT_PAID_BACK,
            "and the reason is reused with it");
-    skewshim_reuse_note(&r, 2, SCAT, 0, 0, 64);
-    TAP_OK(!skewshim_reuse_take(&r, 0, &rule, &algo, &reason),
+    note(&r, 2, SCAT, 0, 0, 64);
+    TAP_OK(!take(&r, 0, &rule, &algo, &reason),
            "an outcome that may not be reused breaks the period");
+
+    /* Whether the repeat count could change an outcome goes with it to the
+     * calls that reuse it, each turn of a period its own. */
+    skewshim_reuse_outcome a1 = {.rule = 3, .algo = SCAT, .counts = 1};
+    skewshim_reuse_outcome b1 = {.rule = 4, .algo = NATIVE, .counts = 0};
+    skewshim_reuse_outcome got;
+    memset(&r, 0, sizeof r);
+    int turns_ok = 1, reused = 0;
+    for (int k = 0; k < 40; k++) {
+        const skewshim_reuse_outcome *w = k % 2 ? &b1 : &a1;
+        if (skewshim_reuse_take(&r, 0, &got)) {
+            reused++;
+            turns_ok &= got.rule == w->rule && got.counts == w->counts;
+        } else {
+            skewshim_reuse_note(&r, *w, 1, 64);
+        }
+    }
+    TAP_OK(reused > 10 && turns_ok,
+           "a period of two reuses each turn with its own count flag (%d of 40 reused)", reused);
     return TAP_DONE();
 }
