@@ -1,13 +1,19 @@
-/* The period is read off the last two calls' outcomes (reused calls count
+/* The period is read off the last calls' outcomes (reused calls count
  * with the outcome they took), so an agreed call's expectation is simply
- * the outcome one or two calls back.  A new period is founded on agreed
- * outcomes only: a reused one is the old period's guess.  A run is granted only at an agreed
- * call outside a run: runs of 1, 2, 4, ... calls put the next such call
- * n + 1 calls on, an odd step from a run of 2 on, so with a period of 2
- * the granting call falls on each kind of exchange in turn and both are
- * seen again within two runs; with a period of 1 a job that starts to
- * alternate is seen on both kinds within two runs too.  Once the runs
- * reach the limit the agreement's cost per call is 1 / (limit + 1). */
+ * the outcome one period back.  A new period is founded on agreed outcomes
+ * only (a reused one is the old period's guess), as the shortest that puts
+ * the same outcome one period back and that the agreed outcomes of the
+ * last calls bear out, and trusted once a period's worth of
+ * agreed calls in a row has kept it: then every kind has come back.  A
+ * run is granted only at an agreed call outside a run: runs of 1, 2, 4,
+ * ... calls put the next such call n + 1 calls on, and the agreed call is
+ * the one that sees whether its kind of exchange changed.  So that it
+ * falls on every kind in turn, the run at the limit is one shorter where
+ * limit + 1 and the period share a factor (64 + 1 shares none with 2, 3
+ * or 4); the growing runs' steps (2, 3, 5, 9, ...) reach every kind too.
+ * A kind that changes is then seen within about `period` runs, 64 of its
+ * own calls at the limit.  Once the runs reach the limit the agreement's
+ * cost per call is about 1 / (limit + 1). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -17,10 +23,22 @@
 #include "policy/reuse.h"
 #include "vocab.h"
 
+enum { HISTORY = 2 * SKEWSHIM_REUSE_PERIOD_MAX };
+
 static void push(skewshim_reuse *r, skewshim_reuse_outcome o)
 {
-    r->last[1] = r->last[0];
+    memmove(&r->last[1], &r->last[0], (HISTORY - 1) * sizeof r->last[0]);
     r->last[0] = o;
+}
+
+static int shares_factor(uint32_t a, uint32_t b)
+{
+    while (b) {
+        uint32_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a != 1;
 }
 
 static int same(const skewshim_reuse_outcome *a, const skewshim_reuse_outcome *b)
@@ -32,6 +50,26 @@ static int same(const skewshim_reuse_outcome *a, const skewshim_reuse_outcome *b
 static int seen_before(const skewshim_reuse_outcome *o, const skewshim_reuse_outcome *then)
 {
     return then->agreed && same(o, then);
+}
+
+/* The shortest period that puts o one period back and that no two agreed
+ * outcomes of the history, a period apart, contradict; 0 if none.  The
+ * shortest alone would read A A B A A B as a period of 1 at every A A,
+ * and reuse A for every B until a run's end fell on one. */
+static int found(const skewshim_reuse *r, const skewshim_reuse_outcome *o)
+{
+    for (int p = 1; p <= SKEWSHIM_REUSE_PERIOD_MAX; p++) {
+        if (!seen_before(o, &r->last[p - 1]))
+            continue;
+        int ok = 1;
+        for (int i = 0; i + p < HISTORY && ok; i++) {
+            const skewshim_reuse_outcome *a = &r->last[i], *b = &r->last[i + p];
+            ok = !(a->agreed && b->agreed && !same(a, b));
+        }
+        if (ok)
+            return p;
+    }
+    return 0;
 }
 
 int skewshim_reuse_take(skewshim_reuse *r, int native_only, skewshim_reuse_outcome *o)
@@ -77,12 +115,13 @@ void skewshim_reuse_note(skewshim_reuse *r, skewshim_reuse_outcome o, int reusab
         r->left = 0;
         r->run = 1;
         r->matched = 1;
-        r->period = seen_before(&o, &r->last[0]) ? 1 : seen_before(&o, &r->last[1]) ? 2 : 0;
+        r->period = found(r, &o);
     }
     push(r, o);
-    /* A period of 2 is trusted once both kinds have come back. */
     if (r->period && !in_run && !r->left && r->matched >= (uint32_t)r->period) {
         r->left = r->run < limit ? r->run : limit;
+        if (r->left == limit && shares_factor(limit + 1, (uint32_t)r->period))
+            r->left = limit - 1;
         r->run = r->run < limit / 2 ? 2 * r->run : limit;
     }
 }

@@ -1,12 +1,14 @@
 /* Reusing an agreed outcome.  A call whose choice needs the agreement pays
  * one collective before it moves a byte; where the exchange is short that
  * collective is as long as the exchange.  Jobs repeat their exchanges: one
- * exchange over and over, or two in turn (a step's two transposes, a large
- * exchange and a small one).  So once the agreed calls on a communicator
- * follow a period of 1 or 2 calls (A A, or A B A B), the following calls
- * take the outcome the period gives them without agreeing, for runs of 1,
- * 2, 4, ... up to the policy's reuse_agreement calls between agreements,
- * and any agreed call that breaks the period starts over.  The state moves
+ * exchange over and over, or a few in turn (a step's two transposes, a
+ * large exchange and a small one, a dispatch, its combine and their
+ * gradients).  So once the agreed calls on a communicator follow a period
+ * of 1 to SKEWSHIM_REUSE_PERIOD_MAX calls (A A, A B A B, A B C A B C,
+ * A A B A A B, ...), the following calls take the outcome the period gives
+ * them without agreeing, for runs of 1, 2, 4, ... up to the policy's
+ * reuse_agreement calls between agreements, and any agreed call that
+ * breaks the period starts over.  The state moves
  * only with agreed outcomes and the count of calls, which are the same on
  * every rank, so every rank reuses on the same calls.  Only outcomes that
  * are safe whatever each rank's own arguments are may be reused (the
@@ -17,6 +19,10 @@
 
 #include <stdint.h>
 
+/* The longest period followed: a job of more exchanges in turn agrees on
+ * every call, as without reuse. */
+#define SKEWSHIM_REUSE_PERIOD_MAX 4
+
 typedef struct skewshim_reuse_outcome {
     int valid, reusable;
     int agreed;               /* seen by an agreed call, not taken from the period */
@@ -25,8 +31,9 @@ typedef struct skewshim_reuse_outcome {
 } skewshim_reuse_outcome;
 
 typedef struct skewshim_reuse {
-    skewshim_reuse_outcome last[2];   /* the last call's outcome, the one's before */
-    int period;                       /* 0 none, 1 or 2 */
+    /* the last call's outcome, the one's before, ...: two periods' worth */
+    skewshim_reuse_outcome last[2 * SKEWSHIM_REUSE_PERIOD_MAX];
+    int period;                       /* 0 none, else 1 to SKEWSHIM_REUSE_PERIOD_MAX */
     int open;                         /* a call agreed and its outcome is not noted yet */
     int in_run;                       /* that call fell inside a run */
     uint32_t matched;                 /* agreed calls in a row that kept the period */

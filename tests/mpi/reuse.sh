@@ -29,6 +29,13 @@ policy small '{max_block_bytes: [0, 64], use: tuna_hier}'
 policy scat '{mtm: [0, inf], use: scattered}'
 printf 'version: 1\nlog: {level: summary, path: %s}\nrules:\n  - %s\n' "$TESTDIR/alt.jsonl" \
     '{max_block_bytes: [1, inf], use: scattered}' > "$TESTDIR/alt.yaml"
+# Three in turn: all-zero blocks (native), uniform ones (scattered) and
+# equal ones of 24 B, the only ones whose average reaches 24 (pairwise).
+printf 'version: 1\nlog: {level: summary, path: %s}\nrules:\n  - %s\n  - %s\n' "$TESTDIR/three.jsonl" \
+    '{avg_block_bytes: [24, inf], use: pairwise}' '{max_block_bytes: [1, inf], use: scattered}' \
+    > "$TESTDIR/three.yaml"
+THREE=$(i=0; while [ $i -lt 16 ]; do printf 'zero,uniform,equal,'; i=$((i + 1)); done)
+THREE=${THREE%,}
 # Two exchanges in turn: all-zero blocks (native) and uniform ones
 # (scattered), sixteen times each.
 ALT=$(i=0; while [ $i -lt 16 ]; do printf 'zero,uniform,'; i=$((i + 1)); done)
@@ -63,6 +70,18 @@ for n in 2 3 4 5; do
     ok $st "P=$n alternating: both outcomes ran, 16 calls each ($ran)"
     if [ $cuda = 1 ]; then [ $((agreed * 10)) -lt $((cases * 7)) ]; else [ $((agreed * 3)) -lt "$cases" ]; fi
     ok $? "P=$n alternating: $agreed of $cases calls agreed (cuda build: $cuda)"
+    # Three in turn: each turn reused once all three have come back (a
+    # CUDA build: the native turns only, 36 of 48 calls agree); before,
+    # every call of such a job agreed.
+    rm -f "$TESTDIR/three.jsonl"
+    run $n three "three exchanges in turn" --workloads $THREE --types byte --S 24 --seeds 1 --comms world
+    ran=$(grep -o '"calls": {[^}]*}' "$TESTDIR/three.jsonl")
+    case "$ran" in *'"native": 16'*) st=0 ;; *) st=1 ;; esac
+    case "$ran" in *'"scattered": 16'*) ;; *) st=1 ;; esac
+    case "$ran" in *'"pairwise": 16'*) ;; *) st=1 ;; esac
+    ok $st "P=$n three in turn: each outcome ran 16 times ($ran)"
+    if [ $cuda = 1 ]; then [ $((agreed * 10)) -lt $((cases * 8)) ]; else [ $((agreed * 3)) -lt "$cases" ]; fi
+    ok $? "P=$n three in turn: $agreed of $cases calls agreed (cuda build: $cuda)"
     run $n alt "alternating, in place (only native reused)" --workloads $ALT --types byte,double \
         --seeds 1 --comms world,split --in-place
     [ $((agreed * 10)) -lt $((cases * 7)) ]
