@@ -189,6 +189,27 @@ for pair in "256 16" "16 256"; do
     [ $rc -eq 0 ] && [ "$got" = "$want" ] && grep -q "^# --alternate $2: " "$TESTDIR/out"
     ok $? "P=3, auto at $1 B in turn with $2 B: verified, agreed/ran $got (want $want)"
 done
+# Three in turn: pairwise at 256 B, native at 4 KiB, scattered at 16 B (the
+# timed one), each checked first in that order: auto's calls go P N S P N
+# S ...; once all three have come back (calls 0-5) the runs begin, and the
+# agreed calls are 0-5 7 10 15 24 41: of the 16 timed calls (5 8 ... 50), 2
+# agree (5 41); all 16 did before a period of 3 was followed, and do in a
+# CUDA build, which reuses only the native turns.
+printf 'version: 1\nlog: {level: off}\nrules:\n  - %s\n  - %s\n' \
+    '{max_block_bytes: [0, 64], use: scattered}' '{max_block_bytes: [65, 1024], use: pairwise}' \
+    > "$TESTDIR/mix3.yaml"
+SKEWSHIM_CONFIG="$TESTDIR/mix3.yaml" mpirun_n 3 "$BENCH" --algos native,auto --sizes 16 \
+    --alternate 256,4k --iters 16 --warmup 0 --csv "$TESTDIR/alt3.csv"
+rc=$?
+got="$(field "$TESTDIR/alt3.csv" auto 2 agreed)/$(awk -F, '$6 == "auto" { print $11 }' "$TESTDIR/alt3.csv")"
+want=2/ran=scattered
+grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null && want=16/ran=scattered
+[ $rc -eq 0 ] && [ "$got" = "$want" ] && grep -q "^# --alternate 256,4096: " "$TESTDIR/out"
+ok $? "P=3, auto at 16 B in turn with 256 B and 4 KiB: verified, agreed/ran $got (want $want)"
+SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 1 "$BENCH" --alternate 1,2,3,4
+rc=$?
+[ $rc -eq 2 ] && grep -q "bad --alternate '1,2,3,4'" "$TESTDIR/out"
+ok $? "--alternate with four sizes is refused (exit $rc)"
 SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 1 "$BENCH" --alternate 1k --vary
 rc=$?
 [ $rc -eq 2 ] && grep -q "alternate takes a generated workload, without --vary" "$TESTDIR/out"

@@ -19,6 +19,7 @@
 #define MAX_ITEMS 32
 #define MAX_SIZES 64
 #define MAX_SETS 16
+#define MAX_ALTERNATE 3   /* --alternate: a job of up to four exchanges in turn */
 
 typedef struct kv { char name[64], value[64]; } kv;
 
@@ -68,8 +69,10 @@ typedef struct opts {
     kv set[MAX_SETS];       /* base values of shim parameters */
     int nset;
     int vary;               /* --vary: a matrix of its own for every iteration */
-    uint64_t alternate;     /* --alternate S2: each timed call follows an untimed one
-                               of the same item on the workload at S2 (0: none) */
+    /* --alternate S2[,S3[,S4]]: each timed call follows an untimed one of
+     * the same item on the workload at each of these sizes, in order */
+    uint64_t alternate[MAX_ALTERNATE];
+    int nalternate;
 } opts;
 
 /* --vary: the point's matrix drawn again with another seed (rows and
@@ -156,10 +159,11 @@ void skewshim_bench_check_result(const opts *o, const item *it, layout *L, const
 
 /* Records in it what the shim says ran last, and a fallback. */
 int skewshim_bench_note_last(item *it);   /* the call's plan_cache_hit */
-/* --alternate: the other exchange's row and column (elements). */
+/* --alternate: the other exchanges' rows and columns (elements). */
 typedef struct alt_matrix {
-    const uint64_t *row, *col;
-    uint64_t S;
+    const uint64_t *row[MAX_ALTERNATE], *col[MAX_ALTERNATE];
+    const uint64_t *S;
+    int n;
 } alt_matrix;
 
 /* One point: build buffers, check every item, time them all, report. */

@@ -138,8 +138,7 @@ static int draw_matrix(void *ctx, uint64_t seed, uint64_t *row, uint64_t *col)
 /* One point per --sizes entry on the generated workload; *full is rank 0's
  * matrix buffer (the caller frees it).  Returns the exit status. */
 static int run_sizes(opts *o, uint64_t **full, uint64_t *row, uint64_t *col,
-                     uint64_t *alt_row, uint64_t *alt_col, const char *wl, int q, FILE *csv,
-                     MPI_Comm comm)
+                     uint64_t *alt_rows, const char *wl, int q, FILE *csv, MPI_Comm comm)
 {
     int P = skewshim_bench_size;
     if (skewshim_bench_rank == 0) {
@@ -164,18 +163,21 @@ static int run_sizes(opts *o, uint64_t **full, uint64_t *row, uint64_t *col,
             return 2;
         }
         matrix_source src = { .draw = draw_matrix, .ctx = &d };
-        alt_matrix alt = { .row = alt_row, .col = alt_col, .S = o->alternate };
-        if (o->alternate) {
-            draw_ctx d2 = { .o = o, .S = o->alternate, .full = *full, .comm = comm };
-            if (draw_matrix(&d2, o->seed, alt_row, alt_col) != 0) {
+        alt_matrix alt = { .S = o->alternate, .n = o->nalternate };
+        for (int k = 0; k < o->nalternate; k++) {
+            uint64_t *ar = alt_rows + 2 * (size_t)k * (size_t)P, *ac = ar + P;
+            draw_ctx d2 = { .o = o, .S = o->alternate[k], .full = *full, .comm = comm };
+            if (draw_matrix(&d2, o->seed, ar, ac) != 0) {
                 if (skewshim_bench_rank == 0)
                     fprintf(stderr, "skewshim-bench: workload %s refuses --param %g\n",
                             skewshim_wl_name(o->wl_kind), o->param);
                 return 2;
             }
+            alt.row[k] = ar;
+            alt.col[k] = ac;
         }
         skewshim_bench_run_point(o, row, col, wl, S, q, csv, o->vary ? &src : NULL,
-                                 o->alternate ? &alt : NULL, comm);
+                                 o->nalternate ? &alt : NULL, comm);
     }
     return 0;
 }
@@ -221,11 +223,11 @@ int main(int argc, char **argv)
         skewshim_bench_print_header(&o, q, argc, argv, csv);
 
     uint64_t *row = malloc((size_t)P * sizeof *row), *col = malloc((size_t)P * sizeof *col);
-    uint64_t *alt = malloc(2 * (size_t)P * sizeof *alt);
+    uint64_t *alt = malloc(2 * MAX_ALTERNATE * (size_t)P * sizeof *alt);
     if (!row || !col || !alt)
         MPI_Abort(comm, 2);
     int status = o.replay ? run_replay(&o, full, row, col, wl, q, csv, comm)
-                          : run_sizes(&o, &full, row, col, alt, alt + P, wl, q, csv, comm);
+                          : run_sizes(&o, &full, row, col, alt, wl, q, csv, comm);
     free(alt);
     if (csv)
         fclose(csv);

@@ -64,9 +64,10 @@ void skewshim_bench_print_help(void)
         "                      pattern alone, for thousands of ranks) or\n"
         "                      none (timing only: no result is checked, and\n"
         "                      every status says unchecked)\n"
-        "  --alternate S2      a job of two exchanges in turn: before each call\n"
-        "                      at S, the same item makes one untimed call on the\n"
-        "                      workload at S2 (same seed; both checked first)\n"
+        "  --alternate S2[,S3[,S4]]  a job of two to four exchanges in turn:\n"
+        "                      before each call at S, the same item makes one\n"
+        "                      untimed call on the workload at each of S2, S3,\n"
+        "                      S4 (same seed; all checked first)\n"
         "  --device            device buffers (CUDA builds)\n");
 }
 
@@ -120,6 +121,21 @@ static int parse_sizes(opts *o, const char *arg)
         o->nsizes++;
     }
     return o->nsizes ? 0 : usage_error("empty --sizes '%s'", arg);
+}
+
+static int parse_alternate(opts *o, const char *arg)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", arg);
+    o->nalternate = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        uint64_t *S = &o->alternate[o->nalternate];
+        if (o->nalternate == MAX_ALTERNATE || parse_u64(tok, S) || !*S)
+            return usage_error("bad --alternate '%s' (1 to 3 sizes in bytes, > 0)", arg);
+        o->nalternate++;
+    }
+    return o->nalternate ? 0 : usage_error("empty --alternate '%s'", arg);
 }
 
 /* "tuna:radix=4" -> algo tuna, tuna.radix = 4.  A key with a dot, or one of
@@ -288,8 +304,7 @@ static int parse_option(opts *o, const char *a, const char *v, int *type_given)
     } else if (strcmp(a, "--seed") == 0)
         rc = parse_u64(v, &o->seed) ? usage_error("bad --seed '%s'", v) : 0;
     else if (strcmp(a, "--alternate") == 0)
-        rc = parse_u64(v, &o->alternate) || !o->alternate
-                 ? usage_error("bad --alternate '%s' (a size in bytes, > 0)", v) : 0;
+        rc = parse_alternate(o, v);
     else
         rc = usage_error("unknown option '%s'", a);
     return rc;
@@ -328,10 +343,12 @@ int skewshim_bench_parse_args(opts *o, int argc, char **argv, int *type_given)
      * before the timing. */
     if (o->vary && (o->replay || o->device))
         return usage_error("--vary takes generated workloads on host buffers%s", "");
-    if (o->alternate && (o->replay || o->vary))
+    if (o->nalternate && (o->replay || o->vary))
         return usage_error("--alternate takes a generated workload, without --vary%s", "");
-    if (o->alternate % (uint64_t)o->tsize)
-        return usage_error("--alternate is not a multiple of --type %s's size", o->type_name);
+    for (int k = 0; k < o->nalternate; k++)
+        if (o->alternate[k] % (uint64_t)o->tsize)
+            return usage_error("--alternate is not a multiple of --type %s's size",
+                               o->type_name);
     return 0;
 }
 

@@ -211,10 +211,13 @@ void skewshim_bench_print_header(const opts *o, int q, int argc, char **argv, FI
            skewshim_bench_size, qs, o->type_name, o->tsize, o->iters, o->warmup,
            (unsigned long long)o->seed, o->vary ? " vary" : "", o->device ? "device" : "host",
            lib);
-    if (o->alternate)
-        printf("# --alternate %llu: each timed call follows an untimed call of the same item "
-               "on the workload at S=%llu\n", (unsigned long long)o->alternate,
-               (unsigned long long)o->alternate);
+    if (o->nalternate) {
+        printf("# --alternate ");
+        for (int k = 0; k < o->nalternate; k++)
+            printf("%s%llu", k ? "," : "", (unsigned long long)o->alternate[k]);
+        printf(": each timed call follows an untimed call of the same item on the workload "
+               "at each of these sizes, in turn\n");
+    }
     if (o->reference == REF_NONE)
         printf("# --reference none: timing only, no item's result is checked\n");
     if (skewshim_bench_size == 1)

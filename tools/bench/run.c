@@ -89,7 +89,7 @@ static void exchange(const opts *o, layout *L, MPI_Comm comm)
 
 /* Times all items interleaved; rank 0 gets the per-iteration max over ranks
  * in tmax[iter * nitems + item] (seconds). */
-static void time_items(opts *o, layout *L, layout *L2, double *tmax,
+static void time_items(opts *o, layout *L, layout *alts, int nalts, double *tmax,
                        const matrix_source *vary, const char *wl, uint64_t S, MPI_Comm comm)
 {
     int n = o->nitems, total = o->warmup + o->iters;
@@ -115,8 +115,8 @@ static void time_items(opts *o, layout *L, layout *L2, double *tmax,
                 skewshim_bench_clear_recv(L);
             if (!copy)
                 skewshim_bench_item_apply(x);
-            if (L2 && !copy)   /* --alternate: the job's other exchange, untimed */
-                exchange(o, L2, comm);
+            for (int k = 0; k < nalts && !copy; k++)   /* --alternate: the job's others */
+                exchange(o, &alts[k], comm);
             skewshim_bench_device_sync(o);
             PMPI_Barrier(comm);
             double t0 = MPI_Wtime();
@@ -212,24 +212,27 @@ void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col,
         skewshim_bench_layout_free(&L);
         return;
     }
-    /* --alternate: the other exchange is checked first, so that auto's
-     * calls alternate from the first on, as in the timed loop. */
-    layout L2, *l2 = NULL;
-    if (alt) {
-        rc = skewshim_bench_layout_build(&L2, o, alt->row, alt->col, skewshim_bench_size,
-                                         skewshim_bench_rank);
+    /* --alternate: the other exchanges are checked first, in their order,
+     * so that auto's calls take their turns from the first on, as in the
+     * timed loop. */
+    layout alts[MAX_ALTERNATE];
+    int nalts = 0;
+    for (int k = 0; alt && k < alt->n; k++) {
+        rc = skewshim_bench_layout_build(&alts[k], o, alt->row[k], alt->col[k],
+                                         skewshim_bench_size, skewshim_bench_rank);
         mine = -rc;
         PMPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, comm);
+        nalts = k + 1;
         if (worst) {
             if (skewshim_bench_rank == 0)
                 fprintf(stderr, "skewshim-bench: --alternate %llu: its buffers cannot be had; "
-                        "point skipped\n", (unsigned long long)alt->S);
-            skewshim_bench_layout_free(&L2);
+                        "point skipped\n", (unsigned long long)alt->S[k]);
+            while (nalts)
+                skewshim_bench_layout_free(&alts[--nalts]);
             skewshim_bench_layout_free(&L);
             return;
         }
-        l2 = &L2;
-        check_items(o, l2, wl, alt->S, 0, comm);
+        check_items(o, &alts[k], wl, alt->S[k], 0, comm);
     }
     check_items(o, &L, wl, S, 1, comm);
     double t_lb = lower_bound(o, &L, q, comm);
@@ -244,18 +247,19 @@ void skewshim_bench_run_point(opts *o, const uint64_t *row, const uint64_t *col,
         if (t_lb > 0)
             printf("; T_LB %.2f us", t_lb * 1e6);
         printf("%s", vary ? " (the checked matrix; every iteration draws its own)" : "");
-        if (alt)
-            printf("; in turn with S=%llu, untimed", (unsigned long long)alt->S);
+        for (int k = 0; alt && k < alt->n; k++)
+            printf("%s%llu%s", k ? ", " : "; in turn with S=", (unsigned long long)alt->S[k],
+                   k + 1 == alt->n ? ", untimed" : "");
         printf("\n");
     }
     double *tmax = malloc((size_t)o->iters * (size_t)o->nitems * sizeof *tmax);
     if (!tmax)
         MPI_Abort(comm, 2);
-    time_items(o, &L, l2, tmax, vary, wl, S, comm);
+    time_items(o, &L, alts, nalts, tmax, vary, wl, S, comm);
     if (skewshim_bench_rank == 0)
         skewshim_bench_report(o, tmax, wl, S, q, t_lb, csv);
     free(tmax);
-    if (l2)
-        skewshim_bench_layout_free(l2);
+    while (nalts)
+        skewshim_bench_layout_free(&alts[--nalts]);
     skewshim_bench_layout_free(&L);
 }
