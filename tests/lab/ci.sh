@@ -158,6 +158,19 @@ auto_ran_scattered() {
 }
 # verified NAME LABEL ARGS...: one lab run, every item checked against
 # PMPI_Alltoallv (the bench aborts on a mismatch); its CSV in $OUT/NAME.
+# turns_reused NAME MOST LABEL: a job of exchanges in turn at P = 64 whose
+# timed 256 B calls auto runs scattered: at most MOST of its 20 timed calls
+# agree and their mean is at most 1.15x scattered's.
+turns_reused() {
+    fa="$OUT/$1/results.csv"
+    st=$(field "$fa" 64 256 auto status)
+    ag=$(field "$fa" 64 256 auto agreed)
+    ma=$(field "$fa" 64 256 auto mean_us)
+    ms=$(field "$fa" 64 256 scattered mean_us)
+    r=$(awk -v a="$ma" -v b="$ms" 'BEGIN { if (a == "" || b == "") print ""; else printf "%.3f", a / b }')
+    [ "$st" = ran=scattered ] && le "$ag" "$2" && le "$r" 1.15
+    ok $? "P=64, $3: auto ${st:-?}, ${ag:-?} of 20 timed calls agreed (<= $2), mean ${r:-?}x scattered's (<= 1.15)"
+}
 verified() {
     name=$1; label=$2; shift 2
     run "$name" "$@"
@@ -320,14 +333,7 @@ auto_ran_scattered "$OUT/empty512/results.csv" 512 64 tuna_hier 0.88 "gpu-perlmu
 verified alt64 "P=64, uniform 256 B in turn with 4 KiB: scattered and auto verified" \
     --ranks 64 --sizes 256 --alternate 4k --workloads uniform --algos scattered,auto \
     --iters 20 --warmup 0
-fa="$OUT/alt64/results.csv"
-st=$(field "$fa" 64 256 auto status)
-ag=$(field "$fa" 64 256 auto agreed)
-ma=$(field "$fa" 64 256 auto mean_us)
-ms=$(field "$fa" 64 256 scattered mean_us)
-r=$(awk -v a="$ma" -v b="$ms" 'BEGIN { if (a == "" || b == "") print ""; else printf "%.3f", a / b }')
-[ "$st" = ran=scattered ] && le "$ag" 5 && le "$r" 1.15
-ok $? "P=64, an alternating job: auto ${st:-?}, ${ag:-?} of 20 timed calls agreed (<= 5), mean ${r:-?}x scattered's (<= 1.15)"
+turns_reused alt64 5 "an alternating job"
 # Three in turn: 16 B blocks (tuna_hier, which reads agreed figures and
 # agrees on every call), 4 KiB ones (native), then the timed 256 B ones
 # (scattered).  Once all three have come back the scattered and native
@@ -337,14 +343,7 @@ ok $? "P=64, an alternating job: auto ${st:-?}, ${ag:-?} of 20 timed calls agree
 verified alt3 "P=64, uniform 256 B in turn with 16 B and 4 KiB: scattered and auto verified" \
     --ranks 64 --sizes 256 --alternate 16,4k --workloads uniform --algos scattered,auto \
     --iters 20 --warmup 0
-fa="$OUT/alt3/results.csv"
-st=$(field "$fa" 64 256 auto status)
-ag=$(field "$fa" 64 256 auto agreed)
-ma=$(field "$fa" 64 256 auto mean_us)
-ms=$(field "$fa" 64 256 scattered mean_us)
-r=$(awk -v a="$ma" -v b="$ms" 'BEGIN { if (a == "" || b == "") print ""; else printf "%.3f", a / b }')
-[ "$st" = ran=scattered ] && le "$ag" 3 && le "$r" 1.15
-ok $? "P=64, three exchanges in turn: auto ${st:-?}, ${ag:-?} of 20 timed calls agreed (<= 3), mean ${r:-?}x scattered's (<= 1.15)"
+turns_reused alt3 3 "three exchanges in turn"
 # A rule with fewer requests in flight than the line was drawn with (a
 # user's, with the global block_count of 8) is held to the line drawn with
 # 8 as well (src/topology/topo.c): at P = 128 on nodes of 4, 16 B blocks,

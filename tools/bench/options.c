@@ -99,6 +99,20 @@ static int parse_int(const char *s, int lo, int *out)
     return 0;
 }
 
+/* A comma-separated list of sizes into out (buf is cut up): how many, or
+ * -1 for a bad one or more than max. */
+static int size_list(char *buf, uint64_t *out, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == max || parse_u64(tok, &out[n]))
+            return -1;
+        n++;
+    }
+    return n;
+}
+
 static int parse_sizes(opts *o, const char *arg)
 {
     char buf[1024];
@@ -114,28 +128,24 @@ static int parse_sizes(opts *o, const char *arg)
             o->sizes[o->nsizes++] = s;
         return 0;
     }
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (o->nsizes == MAX_SIZES || parse_u64(tok, &o->sizes[o->nsizes]))
-            return usage_error("bad --sizes list '%s'", arg);
-        o->nsizes++;
-    }
-    return o->nsizes ? 0 : usage_error("empty --sizes '%s'", arg);
+    int n = size_list(buf, o->sizes, MAX_SIZES);
+    if (n < 0)
+        return usage_error("bad --sizes list '%s'", arg);
+    o->nsizes = n;
+    return n ? 0 : usage_error("empty --sizes '%s'", arg);
 }
 
 static int parse_alternate(opts *o, const char *arg)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", arg);
-    o->nalternate = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        uint64_t *S = &o->alternate[o->nalternate];
-        if (o->nalternate == MAX_ALTERNATE || parse_u64(tok, S) || !*S)
-            return usage_error("bad --alternate '%s' (1 to 3 sizes in bytes, > 0)", arg);
-        o->nalternate++;
-    }
-    return o->nalternate ? 0 : usage_error("empty --alternate '%s'", arg);
+    int n = size_list(buf, o->alternate, MAX_ALTERNATE), zero = 0;
+    for (int k = 0; k < n; k++)
+        zero |= !o->alternate[k];
+    if (n <= 0 || zero)
+        return usage_error("bad --alternate '%s' (1 to 3 sizes in bytes, > 0)", arg);
+    o->nalternate = n;
+    return 0;
 }
 
 /* "tuna:radix=4" -> algo tuna, tuna.radix = 4.  A key with a dot, or one of
