@@ -1,19 +1,19 @@
 /* The period is read off the last calls' outcomes (reused calls count
  * with the outcome they took), so an agreed call's expectation is simply
  * the outcome one period back.  A new period is founded on agreed outcomes
- * only (a reused one is the old period's guess), as the shortest that puts
+ * only (a reused one is the old period's guess): the shortest that puts
  * the same outcome one period back and that the agreed outcomes of the
- * last calls bear out, and trusted once a period's worth of
- * agreed calls in a row has kept it: then every kind has come back.  A
- * run is granted only at an agreed call outside a run: runs of 1, 2, 4,
- * ... calls put the next such call n + 1 calls on, and the agreed call is
- * the one that sees whether its kind of exchange changed.  So that it
- * falls on every kind in turn, the run at the limit is one shorter where
- * limit + 1 and the period share a factor (64 + 1 shares none with 2, 3
- * or 4); the growing runs' steps (2, 3, 5, 9, ...) reach every kind too.
- * A kind that changes is then seen within about `period` runs, 64 of its
- * own calls at the limit.  Once the runs reach the limit the agreement's
- * cost per call is about 1 / (limit + 1). */
+ * last calls bear out.  It is trusted once a period's worth of agreed
+ * calls in a row has kept it: then every kind has come back.  A run is
+ * granted only at an agreed call outside a run: runs of 1, 2, 4, ...
+ * calls put the next such call n + 1 calls on, and that agreed call is the
+ * one that sees whether its kind of exchange changed.  So that it falls on
+ * every kind in turn, the run at the limit is one shorter where limit + 1
+ * and the period share a factor (64 + 1 shares none with 2, 3 or 4); the
+ * growing runs' steps (2, 3, 5, 9, ...) reach every kind too.  A kind
+ * that changes is then seen within about `period` runs, 64 of its own
+ * calls at the limit.  Once the runs reach the limit the agreement's cost
+ * per call is about 1 / (limit + 1). */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -55,7 +55,10 @@ static int seen_before(const skewshim_reuse_outcome *o, const skewshim_reuse_out
 /* The shortest period that puts o one period back and that no two agreed
  * outcomes of the history, a period apart, contradict; 0 if none.  The
  * shortest alone would read A A B A A B as a period of 1 at every A A,
- * and reuse A for every B until a run's end fell on one. */
+ * and reuse A for every B until a run's end fell on one.  The price: a
+ * job that moves from an outcome agreed on every call (tuna_hier, or
+ * scattered in a CUDA build) to another finds its new period only once
+ * the old outcomes have left the history: 9 agreed calls of the new. */
 static int found(const skewshim_reuse *r, const skewshim_reuse_outcome *o)
 {
     for (int p = 1; p <= SKEWSHIM_REUSE_PERIOD_MAX; p++) {

@@ -8,12 +8,12 @@
  * A A B A A B, ...), the following calls take the outcome the period gives
  * them without agreeing, for runs of 1, 2, 4, ... up to the policy's
  * reuse_agreement calls between agreements, and any agreed call that
- * breaks the period starts over.  The state moves
- * only with agreed outcomes and the count of calls, which are the same on
- * every rank, so every rank reuses on the same calls.  Only outcomes that
- * are safe whatever each rank's own arguments are may be reused (the
- * caller says which, doc/decisions.md); a call whose turn in the period is
- * another outcome agrees as it would without reuse.  Pure: no MPI. */
+ * breaks the period starts over.  The state moves only with agreed
+ * outcomes and the count of calls, which are the same on every rank, so
+ * every rank reuses on the same calls.  Only outcomes that are safe
+ * whatever each rank's own arguments are may be reused (the caller says
+ * which, doc/decisions.md); a call whose turn in the period is another
+ * outcome agrees as it would without reuse.  Pure: no MPI. */
 #ifndef SKEWSHIM_POLICY_REUSE_H
 #define SKEWSHIM_POLICY_REUSE_H
 

@@ -208,6 +208,22 @@ int main(void)
            "a period-3 job whose one kind changes: %d stale turns, the last at call %d", stale,
            last_miss);
 
+    /* A job that moves from an outcome agreed on every call (tuna_hier,
+     * or scattered in a CUDA build) to native: the history must bear the
+     * new period out, so native is reused once the tuna_hier outcomes
+     * have left it: 9 agreed calls on it (3 before the history was read),
+     * and nothing is reused wrongly meanwhile. */
+    for (int k = 0; k < N; k++)
+        want[k] = k < 9 ? TUNA : NATIVE;
+    a = play(want, N, N, 64, 0, ag, miss);
+    int settled_at = -1;
+    for (int k = 9; k < N && settled_at < 0; k++)
+        if (!ag[k])
+            settled_at = k;
+    TAP_OK(settled_at == 18 && !sum(miss, N) && a <= 9 + 9 + 22,
+           "tuna_hier for 9 calls, then native: the first reused call is call %d (18), none "
+           "missed, %d agreements", settled_at, a);
+
     /* A call that agreed but whose outcome was never noted still counts,
      * and nothing is reused on a guess about it. */
     {
