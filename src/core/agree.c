@@ -137,8 +137,8 @@ uint64_t skewshim_repeat_local(const skewshim_call *c)
  * build with CUDA (which reuses only native) and one without would count
  * the same job differently.  Where the count cannot change what runs (the
  * caller says so: no rule the reused outcome's facts reach reads it, and
- * no log reports it) the O(P) compare, about 1 us at 1024 ranks, is not
- * paid: the call counts as a change, and the run starts again at the next
+ * no log reports it) the O(P) compare, 2P words (charged 2.5 us at 1024
+ * ranks in the lab), is not paid: the call counts as a change, and the run starts again at the next
  * agreement. */
 void skewshim_repeat_reused(const skewshim_call *c, int compare)
 {
