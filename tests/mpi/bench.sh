@@ -208,10 +208,10 @@ want=2/ran=scattered
 grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null && want=16/ran=scattered
 [ $rc -eq 0 ] && [ "$got" = "$want" ] && grep -q "^# --alternate 256,4096: " "$TESTDIR/out"
 ok $? "P=3, auto at 16 B in turn with 256 B and 4 KiB: verified, agreed/ran $got (want $want)"
-SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 1 "$BENCH" --alternate 1,2,3,4
+SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 1 "$BENCH" --alternate 1,2,3,4,5,6,7,8
 rc=$?
-[ $rc -eq 2 ] && grep -q "bad --alternate '1,2,3,4'" "$TESTDIR/out"
-ok $? "--alternate with four sizes is refused (exit $rc)"
+[ $rc -eq 2 ] && grep -q "bad --alternate '1,2,3,4,5,6,7,8'" "$TESTDIR/out"
+ok $? "--alternate with eight sizes is refused (exit $rc)"
 SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 1 "$BENCH" --alternate 1k --vary
 rc=$?
 [ $rc -eq 2 ] && grep -q "alternate takes a generated workload, without --vary" "$TESTDIR/out"

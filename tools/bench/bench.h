@@ -19,7 +19,7 @@
 #define MAX_ITEMS 32
 #define MAX_SIZES 64
 #define MAX_SETS 16
-#define MAX_ALTERNATE 3   /* --alternate: a job of up to four exchanges in turn */
+#define MAX_ALTERNATE 7   /* --alternate: a job of up to eight exchanges in turn */
 
 typedef struct kv { char name[64], value[64]; } kv;
 
@@ -69,7 +69,7 @@ typedef struct opts {
     kv set[MAX_SETS];       /* base values of shim parameters */
     int nset;
     int vary;               /* --vary: a matrix of its own for every iteration */
-    /* --alternate S2[,S3[,S4]]: each timed call follows an untimed one of
+    /* --alternate S2[,S3,...]: each timed call follows an untimed one of
      * the same item on the workload at each of these sizes, in order */
     uint64_t alternate[MAX_ALTERNATE];
     int nalternate;

@@ -64,10 +64,10 @@ void skewshim_bench_print_help(void)
         "                      pattern alone, for thousands of ranks) or\n"
         "                      none (timing only: no result is checked, and\n"
         "                      every status says unchecked)\n"
-        "  --alternate S2[,S3[,S4]]  a job of two to four exchanges in turn:\n"
+        "  --alternate S2[,S3,...]  a job of two to eight exchanges in turn:\n"
         "                      before each call at S, the same item makes one\n"
         "                      untimed call on the workload at each of S2, S3,\n"
-        "                      S4 (same seed; all checked first)\n"
+        "                      ... S8 (same seed; all checked first)\n"
         "  --device            device buffers (CUDA builds)\n");
 }
 
@@ -143,7 +143,7 @@ static int parse_alternate(opts *o, const char *arg)
     for (int k = 0; k < n; k++)
         zero |= !o->alternate[k];
     if (n <= 0 || zero)
-        return usage_error("bad --alternate '%s' (1 to 3 sizes in bytes, > 0)", arg);
+        return usage_error("bad --alternate '%s' (1 to 7 sizes in bytes, > 0)", arg);
     o->nalternate = n;
     return 0;
 }
