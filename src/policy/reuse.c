@@ -8,12 +8,15 @@
  * granted only at an agreed call outside a run: runs of 1, 2, 4, ...
  * calls put the next such call n + 1 calls on, and that agreed call is the
  * one that sees whether its kind of exchange changed.  So that it falls on
- * every kind in turn, the run at the limit is one shorter where limit + 1
- * and the period share a factor (64 + 1 shares none with 2, 3 or 4); the
- * growing runs' steps (2, 3, 5, 9, ...) reach every kind too.  A kind
- * that changes is then seen within about `period` runs, 64 of its own
- * calls at the limit.  Once the runs reach the limit the agreement's cost
- * per call is about 1 / (limit + 1). */
+ * every kind in turn, the run at the limit puts it a prime number of calls
+ * on (61 for a limit of 64) that does not divide the period: then it also
+ * falls on every turn of a longer period that the runs hide (A A A A B
+ * read as a period of 1 at A A: 65 calls on, it always fell on an A, and
+ * B ran A's outcome on every fifth call to the job's end).  The growing
+ * runs' steps (2, 3, 5, 9, ...) reach every kind too.  A kind that changes
+ * is then seen within about `period` runs, 61 of its own calls at the
+ * limit.  Once the runs reach the limit the agreement's cost per call is
+ * about 1 / 61. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -31,14 +34,26 @@ static void push(skewshim_reuse *r, skewshim_reuse_outcome o)
     r->last[0] = o;
 }
 
-static int shares_factor(uint32_t a, uint32_t b)
+static int is_prime(uint32_t n)
 {
-    while (b) {
-        uint32_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a != 1;
+    if (n < 2)
+        return 0;
+    for (uint32_t d = 2; d <= n / d; d++)
+        if (n % d == 0)
+            return 0;
+    return 1;
+}
+
+/* The run at the limit: the longest whose step (run + 1) is a prime that
+ * does not divide the period; 0 where there is none (a limit of 1 and a
+ * period of 2: every call of the job agrees, which a run of 1 would put
+ * on one kind forever). */
+static uint32_t limit_run(uint32_t limit, uint32_t period)
+{
+    for (uint32_t step = limit + 1; step >= 2; step--)
+        if (is_prime(step) && period % step != 0)
+            return step - 1;
+    return 0;
 }
 
 static int same(const skewshim_reuse_outcome *a, const skewshim_reuse_outcome *b)
@@ -58,7 +73,7 @@ static int seen_before(const skewshim_reuse_outcome *o, const skewshim_reuse_out
  * and reuse A for every B until a run's end fell on one.  The price: a
  * job that moves from an outcome agreed on every call (tuna_hier, or
  * scattered in a CUDA build) to another finds its new period only once
- * the old outcomes have left the history: 9 agreed calls of the new. */
+ * the old outcomes have left the history: 17 agreed calls of the new. */
 static int found(const skewshim_reuse *r, const skewshim_reuse_outcome *o)
 {
     for (int p = 1; p <= SKEWSHIM_REUSE_PERIOD_MAX; p++) {
@@ -122,9 +137,7 @@ void skewshim_reuse_note(skewshim_reuse *r, skewshim_reuse_outcome o, int reusab
     }
     push(r, o);
     if (r->period && !in_run && !r->left && r->matched >= (uint32_t)r->period) {
-        r->left = r->run < limit ? r->run : limit;
-        if (r->left == limit && shares_factor(limit + 1, (uint32_t)r->period))
-            r->left = limit - 1;
+        r->left = r->run < limit ? r->run : limit_run(limit, (uint32_t)r->period);
         r->run = r->run < limit / 2 ? 2 * r->run : limit;
     }
 }

@@ -20,8 +20,10 @@
 #include <stdint.h>
 
 /* The longest period followed: a job of more exchanges in turn agrees on
- * every call, as without reuse. */
-#define SKEWSHIM_REUSE_PERIOD_MAX 4
+ * every call, as without reuse.  Eight covers a step of four exchanges and
+ * their gradients; the price of a longer one is the history's length: a
+ * job leaving an outcome agreed on every call waits that long (reuse.c). */
+#define SKEWSHIM_REUSE_PERIOD_MAX 8
 
 typedef struct skewshim_reuse_outcome {
     int valid, reusable;

@@ -149,7 +149,7 @@ ok $? "P=4 --vary: both timed calls planned"
 # native and starts over: 11 12 14 17 agree.  A CUDA build reuses native
 # only (where buffers live is a local fact): every 16 B call agrees, and at
 # 256 B native is founded as a period only once the 16 B outcomes, agreed
-# every call, have left the reuse history (9 agreed calls): all 8 timed
+# every call, have left the reuse history (17 agreed calls): all 8 timed
 # calls agree (3 before the history was read), nothing stale.
 printf 'version: 1\nlog: {level: off}\nrules:\n  - {max_block_bytes: [0, 64], use: scattered}\n' \
     > "$TESTDIR/mix.yaml"
@@ -208,6 +208,19 @@ want=2/ran=scattered
 grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null && want=16/ran=scattered
 [ $rc -eq 0 ] && [ "$got" = "$want" ] && grep -q "^# --alternate 256,4096: " "$TESTDIR/out"
 ok $? "P=3, auto at 16 B in turn with 256 B and 4 KiB: verified, agreed/ran $got (want $want)"
+# Five in turn, four alike: native at 256 B, then scattered at 16 B four
+# times, the last one timed (N S S S S): the agreed calls are 0-9 11 14 19
+# 28 45 78, and of the 16 timed calls (9 14 ... 84) 3 agree (9 14 19).  All
+# 16 did before a period of five was followed, and do in a CUDA build,
+# which reuses only the native turns.
+SKEWSHIM_CONFIG="$TESTDIR/mix.yaml" mpirun_n 3 "$BENCH" --algos native,auto --sizes 16 \
+    --alternate 256,16,16,16 --iters 16 --warmup 0 --csv "$TESTDIR/alt5.csv"
+rc=$?
+got="$(field "$TESTDIR/alt5.csv" auto 2 agreed)/$(awk -F, '$6 == "auto" { print $11 }' "$TESTDIR/alt5.csv")"
+want=3/ran=scattered
+grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null && want=16/ran=scattered
+[ $rc -eq 0 ] && [ "$got" = "$want" ] && grep -q "^# --alternate 256,16,16,16: " "$TESTDIR/out"
+ok $? "P=3, auto at 16 B after 256 B and three more 16 B: verified, agreed/ran $got (want $want)"
 SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 1 "$BENCH" --alternate 1,2,3,4,5,6,7,8
 rc=$?
 [ $rc -eq 2 ] && grep -q "bad --alternate '1,2,3,4,5,6,7,8'" "$TESTDIR/out"
