@@ -344,6 +344,14 @@ verified alt3 "P=64, uniform 256 B in turn with 16 B and 4 KiB: scattered and au
     --ranks 64 --sizes 256 --alternate 16,4k --workloads uniform --algos scattered,auto \
     --iters 20 --warmup 0
 turns_reused alt3 3 "three exchanges in turn"
+# Five in turn: 4 KiB (native), 256 B (scattered), 4 KiB twice, then the
+# timed 256 B (N S N N S).  A period of five is followed (src/policy/reuse.c):
+# 2 of the 20 timed calls agree, 1.034x scattered's mean; when every call
+# agrees, as before periods of up to eight were followed, 1.34x.
+verified alt5 "P=64, uniform 256 B in turn with 4 KiB, 256 B and 4 KiB twice: scattered and auto verified" \
+    --ranks 64 --sizes 256 --alternate 4k,256,4k,4k --workloads uniform --algos scattered,auto \
+    --iters 20 --warmup 0
+turns_reused alt5 3 "five exchanges in turn"
 # A rule with fewer requests in flight than the line was drawn with (a
 # user's, with the global block_count of 8) is held to the line drawn with
 # 8 as well (src/topology/topo.c): at P = 128 on nodes of 4, 16 B blocks,
