@@ -82,6 +82,8 @@ typedef struct skewshim_comm {
      * the last agreement with whether this rank's sizes changed in one. */
     uint64_t *prev_sr;      /* [2P]: send sizes, then receive sizes */
     int prev_p;             /* P of prev_sr; 0 when none is kept */
+    int prev_stale;         /* an agreed call since was not compared */
+    uint32_t repeat_unread; /* agreed calls in a row whose outcome could not read the count */
     uint64_t repeat_run;
     uint64_t repeat_pending_calls;
     uint64_t repeat_pending_changed;

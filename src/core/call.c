@@ -827,6 +827,8 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
     if (r->forced >= 0) {
         c->algo = (skewshim_algo_id)r->forced;
         c->why = SKEWSHIM_WHY_FORCED;
+        if (c->ag.valid)
+            skewshim_repeat_note_outcome(c, gathers_matrix(c->algo));
         return chosen;
     }
     /* A reused call keeps the rule and algorithm route_call took from the
@@ -885,6 +887,8 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
          * planning budget read it). */
         c->repeats_decide = skewshim_policy_repeats_decide(pol, &f, c->rule) ||
                             gathers_matrix(c->algo);
+        if (ag->valid)
+            skewshim_repeat_note_outcome(c, c->repeats_decide);
     }
     if (c->rule >= 0)
         chosen = &pol->rules[c->rule].params;

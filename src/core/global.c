@@ -182,7 +182,7 @@ int skewshim_global_exchange(skewshim_call *c)
     skewshim_plan_cache *pc = cache_of(c->cs);
     if (pc)
         pc->meta_bytes = 0, pc->meta_time = 0;   /* a check and a gather add up */
-    uint64_t changed = skewshim_repeat_local(c), any = 0;
+    uint64_t changed = skewshim_repeat_local(c, 1), any = 0;
     if (pc && c->cs->repeat_armed) {
         skewshim_plan_entry *e;
         int hit = repeat_check(c, pc, NULL, changed, &e, &any);

@@ -170,6 +170,29 @@ mean_ok=$(awk -F, 'NR > 1 && !($8 <= $(NF - 2) && $(NF - 2) <= $9) { bad = 1 } E
     [ "$(field "$TESTDIR/mix.csv" auto 3 mean_us | wc -l)" = 2 ] && [ "$mean_ok" = yes ] &&
     grep -q " auto .* $want_table" "$TESTDIR/out"
 ok $? "P=3, auto over a change of sizes: 16 B agreed $want_small of 8, 256 B agreed/ran ${want_large}, means within min-max"
+# The repeat count on agreed calls (src/core/agree.c): every call agrees
+# (reuse_agreement: 0); 16 B runs scattered, whose outcome no rule on
+# repeats can read, so after 16 such agreed calls a call no longer compares
+# its sizes.  At 256 B a rule on repeats >= 2 runs pairwise: the first 256 B
+# call (the bench's check) is not compared and the next one compares
+# against a stale row, so the count reaches 2 at the fourth 256 B call
+# (timed calls: native on 2, pairwise on 18); at log level calls every call
+# compares and it reaches 2 at the third (native on 1).  Were agreed calls
+# never compared, the count would never reach 2 (native on all 20).
+for level in summary calls; do
+    printf 'version: 1\nreuse_agreement: 0\nlog: {level: %s, path: "%s/rep-%s.jsonl"}\nrules:\n' \
+        $level "$TESTDIR" $level > "$TESTDIR/rep.yaml"
+    printf '  - {max_block_bytes: [0, 64], use: scattered}\n  - {repeats: [2, inf], use: pairwise}\n' \
+        >> "$TESTDIR/rep.yaml"
+    SKEWSHIM_CONFIG="$TESTDIR/rep.yaml" mpirun_n 3 "$BENCH" --algos auto --sizes 16,256 --iters 20 \
+        --warmup 0 --csv "$TESTDIR/rep.csv"
+    rc=$?
+    got=$(awk -F, '$5 == 256 { print $NF }' "$TESTDIR/rep.csv")
+    want="native:2;pairwise:18"
+    [ $level = calls ] && want="native:1;pairwise:19"
+    [ $rc -eq 0 ] && [ "$got" = "$want" ]
+    ok $? "P=3, a rule on repeats >= 2 after 21 calls no rule on repeats reads, log level $level: 256 B ran ${got:-?} (want $want)"
+done
 # --alternate: a job of two exchanges in turn, both checked first (the other
 # one first, so auto's calls alternate from its first call).  auto runs
 # scattered at 16 B and native at 256 B; once both have come back (calls
