@@ -223,26 +223,28 @@ done
 printf 'version: 1\nlog: {level: off}\nrules:\n  - %s\n  - %s\n' \
     '{max_block_bytes: [0, 64], use: scattered}' '{max_block_bytes: [65, 1024], use: pairwise}' \
     > "$TESTDIR/mix3.yaml"
-SKEWSHIM_CONFIG="$TESTDIR/mix3.yaml" mpirun_n 3 "$BENCH" --algos native,auto --sizes 16 \
-    --alternate 256,4k --iters 16 --warmup 0 --csv "$TESTDIR/alt3.csv"
-rc=$?
-got="$(field "$TESTDIR/alt3.csv" auto 2 agreed)/$(awk -F, '$6 == "auto" { print $11 }' "$TESTDIR/alt3.csv")"
-want=2/ran=scattered
-grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null && want=16/ran=scattered
-[ $rc -eq 0 ] && [ "$got" = "$want" ] && grep -q "^# --alternate 256,4096: " "$TESTDIR/out"
+# in_turn CONFIG CSV WANT WANT_CUDA BENCH-ARGS...: native and auto at P = 3
+# in a job of exchanges in turn, verified; auto's timed calls agreed and
+# ran WANT (WANT_CUDA in a CUDA build), in $got and $want.
+in_turn() {
+    cfg=$1 csv=$2 want=$3
+    grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null && want=$4
+    shift 4
+    SKEWSHIM_CONFIG="$cfg" mpirun_n 3 "$BENCH" --algos native,auto --warmup 0 --csv "$csv" "$@"
+    rc=$?
+    got="$(field "$csv" auto 2 agreed)/$(awk -F, '$6 == "auto" { print $11 }' "$csv")"
+    [ $rc -eq 0 ] && [ "$got" = "$want" ]
+}
+in_turn "$TESTDIR/mix3.yaml" "$TESTDIR/alt3.csv" 2/ran=scattered 16/ran=scattered \
+    --sizes 16 --alternate 256,4k --iters 16 && grep -q "^# --alternate 256,4096: " "$TESTDIR/out"
 ok $? "P=3, auto at 16 B in turn with 256 B and 4 KiB: verified, agreed/ran $got (want $want)"
 # Five in turn, four alike: native at 256 B, then scattered at 16 B four
 # times, the last one timed (N S S S S): the agreed calls are 0-9 11 14 19
 # 28 45 78, and of the 16 timed calls (9 14 ... 84) 3 agree (9 14 19).  All
 # 16 did before a period of five was followed, and do in a CUDA build,
 # which reuses only the native turns.
-SKEWSHIM_CONFIG="$TESTDIR/mix.yaml" mpirun_n 3 "$BENCH" --algos native,auto --sizes 16 \
-    --alternate 256,16,16,16 --iters 16 --warmup 0 --csv "$TESTDIR/alt5.csv"
-rc=$?
-got="$(field "$TESTDIR/alt5.csv" auto 2 agreed)/$(awk -F, '$6 == "auto" { print $11 }' "$TESTDIR/alt5.csv")"
-want=3/ran=scattered
-grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null && want=16/ran=scattered
-[ $rc -eq 0 ] && [ "$got" = "$want" ] && grep -q "^# --alternate 256,16,16,16: " "$TESTDIR/out"
+in_turn "$TESTDIR/mix.yaml" "$TESTDIR/alt5.csv" 3/ran=scattered 16/ran=scattered \
+    --sizes 16 --alternate 256,16,16,16 --iters 16 && grep -q "^# --alternate 256,16,16,16: " "$TESTDIR/out"
 ok $? "P=3, auto at 16 B after 256 B and three more 16 B: verified, agreed/ran $got (want $want)"
 SKEWSHIM_CONFIG="$TESTDIR/quiet.yaml" mpirun_n 1 "$BENCH" --alternate 1,2,3,4,5,6,7,8
 rc=$?
