@@ -164,7 +164,7 @@ void skewshim_repeat_note_outcome(skewshim_call *c, int could_read)
  * notes whether its own row or column changed, and the next agreement
  * carries that word.  Which calls are reused is agreed (policy/reuse.h),
  * so every rank counts the same calls.  Without this a job would reach a
- * rule on repeats only after its reuse runs, up to 64 calls apart, and a
+ * rule on repeats only after its reuse runs, up to 61 calls apart, and a
  * build with CUDA (which reuses only native) and one without would count
  * the same job differently.  Where the count cannot change what runs (the
  * caller says so: no rule the reused outcome's facts reach reads it, and
