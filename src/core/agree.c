@@ -140,18 +140,21 @@ static uint64_t row_col_changed(const skewshim_call *c)
  * reads the count, comparing on every call. */
 enum { REPEAT_WINDOW = 16 };
 
-uint64_t skewshim_repeat_local(const skewshim_call *c, int compare)
+/* A call's word, agreed or reused: compared where the count could be read
+ * or a per-call log reports it, else a change without the compare (the
+ * row kept is then not the last call's). */
+static uint64_t row_col_word(const skewshim_call *c, int could_read)
 {
-    if (!compare) {
-        c->cs->prev_stale = 1;
-        return 1;
-    }
-    return row_col_changed(c) | c->cs->repeat_pending_changed;
+    if (could_read || skewshim_log_level() >= SKEWSHIM_LOG_CALLS)
+        return row_col_changed(c);
+    c->cs->prev_stale = 1;
+    return 1;
 }
 
-int skewshim_repeat_wanted(const skewshim_call *c)
+uint64_t skewshim_repeat_local(const skewshim_call *c, int gathers)
 {
-    return c->cs->repeat_unread < REPEAT_WINDOW || skewshim_log_level() >= SKEWSHIM_LOG_CALLS;
+    int could_read = gathers || c->cs->repeat_unread < REPEAT_WINDOW;
+    return row_col_word(c, could_read) | c->cs->repeat_pending_changed;
 }
 
 void skewshim_repeat_note_outcome(skewshim_call *c, int could_read)
@@ -167,14 +170,14 @@ void skewshim_repeat_note_outcome(skewshim_call *c, int could_read)
  * rule on repeats only after its reuse runs, up to 61 calls apart, and a
  * build with CUDA (which reuses only native) and one without would count
  * the same job differently.  Where the count cannot change what runs (the
- * caller says so: no rule the reused outcome's facts reach reads it, and
- * no log reports it) the O(P) compare, 2P words (charged 2.5 us at 1024
+ * caller says so: no rule the reused outcome's facts reach reads it) and
+ * no log reports it, the O(P) compare, 2P words (charged 2.5 us at 1024
  * ranks in the lab), is not paid: the call counts as a change, and the run starts again at the next
  * agreement. */
-void skewshim_repeat_reused(const skewshim_call *c, int compare)
+void skewshim_repeat_reused(const skewshim_call *c, int could_read)
 {
     skewshim_comm *cs = c->cs;
-    cs->repeat_pending_changed |= compare ? row_col_changed(c) : 1;
+    cs->repeat_pending_changed |= row_col_word(c, could_read);
     cs->repeat_pending_calls++;
 }
 
@@ -191,7 +194,7 @@ int skewshim_agree(skewshim_call *c)
 {
     uint64_t in[F_COUNT], out[F_COUNT];
     skewshim_local_facts(c, in, F_COUNT);
-    in[F_CHANGED] = skewshim_repeat_local(c, skewshim_repeat_wanted(c));
+    in[F_CHANGED] = skewshim_repeat_local(c, 0);
     in[F_UNHELD] = 1;
     if (c->cs->matrix_possible)
         skewshim_global_held(c, &in[F_UNHELD], &in[F_HASH]);

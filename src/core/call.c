@@ -795,7 +795,7 @@ static void route_call(skewshim_call *c, int forced, route *r)
             r->reused_reason = o.reason;
             c->rule = o.rule;
             c->algo = (skewshim_algo_id)o.algo;
-            skewshim_repeat_reused(c, o.counts || skewshim_log_level() >= SKEWSHIM_LOG_CALLS);
+            skewshim_repeat_reused(c, o.counts);
         }
     }
 }

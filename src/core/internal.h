@@ -60,18 +60,17 @@ void skewshim_agree_local_tail(const skewshim_call *c, uint64_t changed, uint64_
 /* This rank's share of the agreed repeat count: 1 when its row or column
  * of sizes differs from those at the communicator's last agreed or reused
  * call (which it then keeps), or differed at a reused call since the last
- * agreement, else 0.  Once per agreed call; with compare 0 the call is not
- * compared and counts as a change. */
-uint64_t skewshim_repeat_local(const skewshim_call *c, int compare);
-/* Whether an agreed call compares its sizes (skewshim_repeat_local): while
- * one of the communicator's last agreed outcomes could read the count, or
- * a per-call log reports it. */
-int skewshim_repeat_wanted(const skewshim_call *c);
+ * agreement, else 0.  Once per agreed call.  Compared where the call
+ * gathers the matrix, while one of the communicator's last agreed outcomes
+ * could read the count (skewshim_repeat_note_outcome), or where a per-call
+ * log reports it; elsewhere the call counts as a change. */
+uint64_t skewshim_repeat_local(const skewshim_call *c, int gathers);
 /* After an agreed call's choice: whether its outcome could read the count. */
 void skewshim_repeat_note_outcome(skewshim_call *c, int could_read);
-/* A reused call's share of the same, noted for the next agreement; with
- * compare 0 the call is not compared and counts as a change. */
-void skewshim_repeat_reused(const skewshim_call *c, int compare);
+/* A reused call's share of the same, noted for the next agreement:
+ * compared where its outcome could read the count or a log reports it,
+ * else a change. */
+void skewshim_repeat_reused(const skewshim_call *c, int could_read);
 /* The agreed count from the max over ranks of that word, into c->ag. */
 void skewshim_repeat_agreed(skewshim_call *c, uint64_t any_changed);
 void skewshim_agree_matrix(skewshim_call *c, const uint64_t *rows, size_t rowlen, int mismatch);

@@ -135,8 +135,20 @@ static int draw_matrix(void *ctx, uint64_t seed, uint64_t *row, uint64_t *col)
     return 0;
 }
 
+/* draw_matrix, or the workload's refusal said: 0 or the exit status. */
+static int draw_or_refuse(draw_ctx *d, uint64_t *row, uint64_t *col)
+{
+    if (draw_matrix(d, d->o->seed, row, col) == 0)
+        return 0;
+    if (skewshim_bench_rank == 0)
+        fprintf(stderr, "skewshim-bench: workload %s refuses --param %g\n",
+                skewshim_wl_name(d->o->wl_kind), d->o->param);
+    return 2;
+}
+
 /* One point per --sizes entry on the generated workload; *full is rank 0's
- * matrix buffer (the caller frees it).  Returns the exit status. */
+ * matrix buffer (the caller frees it).  The --alternate matrices are the
+ * same for every point: drawn once.  Returns the exit status. */
 static int run_sizes(opts *o, uint64_t **full, uint64_t *row, uint64_t *col,
                      uint64_t *alt_rows, const char *wl, int q, FILE *csv, MPI_Comm comm)
 {
@@ -145,6 +157,16 @@ static int run_sizes(opts *o, uint64_t **full, uint64_t *row, uint64_t *col,
         *full = malloc((size_t)P * (size_t)P * sizeof **full);
         if (!*full)
             MPI_Abort(comm, 2);
+    }
+    alt_matrix alt = { .S = o->alternate, .n = o->nalternate };
+    for (int k = 0; k < o->nalternate; k++) {
+        uint64_t *ar = alt_rows + 2 * (size_t)k * (size_t)P, *ac = ar + P;
+        draw_ctx d2 = { .o = o, .S = o->alternate[k], .full = *full, .comm = comm };
+        int rc = draw_or_refuse(&d2, ar, ac);
+        if (rc)
+            return rc;
+        alt.row[k] = ar;
+        alt.col[k] = ac;
     }
     for (int s = 0; s < o->nsizes; s++) {
         uint64_t S = o->sizes[s];
@@ -156,26 +178,10 @@ static int run_sizes(opts *o, uint64_t **full, uint64_t *row, uint64_t *col,
             continue;
         }
         draw_ctx d = { .o = o, .S = S, .full = *full, .comm = comm };
-        if (draw_matrix(&d, o->seed, row, col) != 0) {
-            if (skewshim_bench_rank == 0)
-                fprintf(stderr, "skewshim-bench: workload %s refuses --param %g\n",
-                        skewshim_wl_name(o->wl_kind), o->param);
-            return 2;
-        }
+        int rc = draw_or_refuse(&d, row, col);
+        if (rc)
+            return rc;
         matrix_source src = { .draw = draw_matrix, .ctx = &d };
-        alt_matrix alt = { .S = o->alternate, .n = o->nalternate };
-        for (int k = 0; k < o->nalternate; k++) {
-            uint64_t *ar = alt_rows + 2 * (size_t)k * (size_t)P, *ac = ar + P;
-            draw_ctx d2 = { .o = o, .S = o->alternate[k], .full = *full, .comm = comm };
-            if (draw_matrix(&d2, o->seed, ar, ac) != 0) {
-                if (skewshim_bench_rank == 0)
-                    fprintf(stderr, "skewshim-bench: workload %s refuses --param %g\n",
-                            skewshim_wl_name(o->wl_kind), o->param);
-                return 2;
-            }
-            alt.row[k] = ar;
-            alt.col[k] = ac;
-        }
         skewshim_bench_run_point(o, row, col, wl, S, q, csv, o->vary ? &src : NULL,
                                  o->nalternate ? &alt : NULL, comm);
     }
