@@ -79,6 +79,7 @@ typedef struct skewshim_call {
     skewshim_algo_id algo;
     int why, rule;
     int repeats_decide;           /* the agreed repeat count could change the choice */
+    uint32_t repeats_horizon;     /* calls on until it first could (0: never) */
     const skewshim_params *params;
     /* planned (the plan step, after the choice) */
     const void *plan;             /* what the algorithm's executor runs */

@@ -676,7 +676,7 @@ static void note_outcome(const skewshim_call *c, const skewshim_algo *a, skewshi
 #endif
     skewshim_reuse_outcome o = {
         .rule = c->rule, .algo = ran_native ? SKEWSHIM_ALGO_NATIVE : c->algo, .reason = reason,
-        .counts = c->repeats_decide,
+        .counts = c->repeats_decide, .horizon = c->repeats_horizon,
     };
     skewshim_reuse_note(&c->cs->reuse, o, reusable, (uint32_t)skewshim_g.policy.reuse_agreement);
 }
@@ -887,6 +887,7 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
          * planning budget read it). */
         c->repeats_decide = skewshim_policy_repeats_decide(pol, &f, c->rule) ||
                             gathers_matrix(c->algo);
+        c->repeats_horizon = skewshim_policy_repeats_horizon(pol, &f, c->rule);
         if (ag->valid)
             skewshim_repeat_note_outcome(c, c->repeats_decide);
     }

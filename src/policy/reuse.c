@@ -3,8 +3,20 @@
  * the outcome one period back.  A new period is founded on agreed outcomes
  * only (a reused one is the old period's guess): the shortest that puts
  * the same outcome one period back and that the agreed outcomes of the
- * last calls bear out.  It is trusted once a period's worth of agreed
- * calls in a row has kept it: then every kind has come back.  A run is
+ * last calls bear out.  It is trusted once more than a period's worth of
+ * agreed calls in a row has borne it out, each against an agreed outcome
+ * one period back (matching a guess proves nothing): then every kind has
+ * come back and been seen again.  A period founded on a few calls can
+ * still be wrong (A B A A B A A C reads as a period of 3 until its C), and
+ * once broken the state starts over on a history of guesses and would
+ * found the same wrong period on the same few calls, forever: a job of
+ * seven exchanges in turn ran the other turn's outcome on almost half its
+ * calls.  So each trusted period that breaks where it would have reused
+ * doubles the evidence asked of the next (up to the history's length,
+ * where every kind of a period of up to 8 is seen twice), and a period
+ * that then holds through runs of 1 to 8 (a run of 16 granted: longer
+ * than any evidence asks) clears that doubt, so that a job that changes
+ * its exchanges now and then pays it once a change, not for good.  A run is
  * granted only at an agreed call outside a run: runs of 1, 2, 4, ...
  * calls put the next such call n + 1 calls on, and that agreed call is the
  * one that sees whether its kind of exchange changed.  So that it falls on
@@ -26,7 +38,8 @@
 #include "policy/reuse.h"
 #include "vocab.h"
 
-enum { HISTORY = 2 * SKEWSHIM_REUSE_PERIOD_MAX };
+enum { HISTORY = 2 * SKEWSHIM_REUSE_PERIOD_MAX, DOUBT_MAX = 4 };
+_Static_assert((1 << DOUBT_MAX) >= HISTORY, "the doubt reaches the history's length");
 
 static void push(skewshim_reuse *r, skewshim_reuse_outcome o)
 {
@@ -73,7 +86,8 @@ static int seen_before(const skewshim_reuse_outcome *o, const skewshim_reuse_out
  * and reuse A for every B until a run's end fell on one.  The price: a
  * job that moves from an outcome agreed on every call (tuna_hier, or
  * scattered in a CUDA build) to another finds its new period only once
- * the old outcomes have left the history: 17 agreed calls of the new. */
+ * the old outcomes have left the history: the 17th agreed call of the
+ * new finds it, the 18th trusts it. */
 static int found(const skewshim_reuse *r, const skewshim_reuse_outcome *o)
 {
     for (int p = 1; p <= SKEWSHIM_REUSE_PERIOD_MAX; p++) {
@@ -88,6 +102,15 @@ static int found(const skewshim_reuse *r, const skewshim_reuse_outcome *o)
             return p;
     }
     return 0;
+}
+
+/* Agreed calls in a row, beyond the founding one, that must bear the
+ * period out before it is trusted: a period's worth, doubled for each
+ * trusted period broken lately, at most the history's length. */
+static uint32_t evidence(const skewshim_reuse *r)
+{
+    uint32_t n = (uint32_t)r->period << r->doubt;
+    return n < HISTORY ? n : HISTORY;
 }
 
 int skewshim_reuse_take(skewshim_reuse *r, int native_only, skewshim_reuse_outcome *o)
@@ -127,8 +150,12 @@ void skewshim_reuse_note(skewshim_reuse *r, skewshim_reuse_outcome o, int reusab
         return;
     }
     if (r->period && same(&o, &r->last[r->period - 1])) {
-        r->matched++;
+        if (r->last[r->period - 1].agreed)
+            r->matched++;
     } else {
+        /* trusted (a run was granted) where it would have reused */
+        if (r->run > 1 && r->last[r->period - 1].reusable && r->doubt < DOUBT_MAX)
+            r->doubt++;
         in_run = 0;
         r->left = 0;
         r->run = 1;
@@ -136,8 +163,12 @@ void skewshim_reuse_note(skewshim_reuse *r, skewshim_reuse_outcome o, int reusab
         r->period = found(r, &o);
     }
     push(r, o);
-    if (r->period && !in_run && !r->left && r->matched >= (uint32_t)r->period) {
+    if (r->period && !in_run && !r->left && r->matched > evidence(r)) {
+        if (r->run >= HISTORY || r->run >= limit)   /* it held longer than any evidence asks */
+            r->doubt = 0;
         r->left = r->run < limit ? r->run : limit_run(limit, (uint32_t)r->period);
+        if (o.horizon && r->left > o.horizon - 1)
+            r->left = o.horizon - 1;
         r->run = r->run < limit / 2 ? 2 * r->run : limit;
     }
 }

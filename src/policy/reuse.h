@@ -8,7 +8,8 @@
  * A A B A A B, ...), the following calls take the outcome the period gives
  * them without agreeing, for runs of 1, 2, 4, ... up to the policy's
  * reuse_agreement calls between agreements, and any agreed call that
- * breaks the period starts over.  The state moves only with agreed
+ * breaks the period starts over, asking for longer evidence each time a
+ * trusted period broke.  The state moves only with agreed
  * outcomes and the count of calls, which are the same on every rank, so
  * every rank reuses on the same calls.  Only outcomes that are safe
  * whatever each rank's own arguments are may be reused (the caller says
@@ -30,6 +31,7 @@ typedef struct skewshim_reuse_outcome {
     int agreed;               /* seen by an agreed call, not taken from the period */
     int rule, algo, reason;   /* the rule (-1 default), what ran, why not */
     int counts;               /* the repeat count could change that outcome */
+    uint32_t horizon;         /* the calls after it where the count first could (0 never) */
 } skewshim_reuse_outcome;
 
 typedef struct skewshim_reuse {
@@ -38,9 +40,10 @@ typedef struct skewshim_reuse {
     int period;                       /* 0 none, else 1 to SKEWSHIM_REUSE_PERIOD_MAX */
     int open;                         /* a call agreed and its outcome is not noted yet */
     int in_run;                       /* that call fell inside a run */
-    uint32_t matched;                 /* agreed calls in a row that kept the period */
+    uint32_t matched;                 /* agreed calls in a row that bore the period out */
     uint32_t left;                    /* calls still inside the run */
     uint32_t run;                     /* the run granted at the next agreed call after it */
+    uint32_t doubt;                   /* trusted periods broken since one held */
 } skewshim_reuse;
 
 /* Whether this call takes the reused outcome (native_only: only if it is
@@ -48,9 +51,11 @@ typedef struct skewshim_reuse {
  * agree comes here first, so the ranks count calls alike. */
 int skewshim_reuse_take(skewshim_reuse *r, int native_only, skewshim_reuse_outcome *o);
 
-/* After an agreed call: its outcome (rule, algo, reason, counts; the flags
- * valid, reusable and agreed are set here), whether it may be reused, and
- * the longest run (0: never reuse). */
+/* After an agreed call: its outcome (rule, algo, reason, counts, horizon;
+ * the flags valid, reusable and agreed are set here), whether it may be
+ * reused, and the longest run (0: never reuse).  A run stops short of the
+ * horizon, so that the call where a rule on the repeat count could start
+ * or stop matching agrees. */
 void skewshim_reuse_note(skewshim_reuse *r, skewshim_reuse_outcome o, int reusable,
                          uint32_t limit);
 

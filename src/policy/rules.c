@@ -4,6 +4,8 @@
 /* Rule matching.  Every input is rank-invariant (the policy, the comm size
  * and the agreed facts), so every rank picks the same rule: a local choice
  * would deadlock the schedules. */
+#include <math.h>
+
 #include "policy.h"
 
 static int in_range(const skewshim_range *r, double v)
@@ -110,6 +112,30 @@ int skewshim_policy_repeats_decide(const skewshim_policy *p, const skewshim_fact
             return 1;
     }
     return 0;
+}
+
+uint32_t skewshim_policy_repeats_horizon(const skewshim_policy *p, const skewshim_facts *f,
+                                         int rule)
+{
+    int last = rule >= 0 && rule < p->nrules ? rule : p->nrules - 1;
+    double now = f->repeats, next = INFINITY;
+    for (int i = 0; i <= last; i++) {
+        const skewshim_rule *r = &p->rules[i];
+        if (!r->repeats.set)
+            continue;
+        skewshim_facts g = *f;
+        g.repeats = r->repeats.lo;
+        if (!rule_matches(r, &g))
+            continue;
+        /* counts are whole: the first inside the range, the first past it */
+        double bounds[2] = {ceil(r->repeats.lo), r->repeats.hi < 0 ? -1 : floor(r->repeats.hi) + 1};
+        for (int b = 0; b < 2; b++)
+            if (bounds[b] > now && bounds[b] < next)
+                next = bounds[b];
+    }
+    if (!(now >= 0) || isinf(next) || next - now > UINT32_MAX)
+        return 0;
+    return (uint32_t)(next - now);
 }
 
 static int size_only(const skewshim_rule *r)

@@ -144,12 +144,13 @@ ok $? "P=4 --vary: both timed calls planned"
 # The mean over the timed calls (what a job pays), how many of them ran the
 # agreement, and what they ran when not all the same.  With scattered for
 # blocks up to 64 B, auto settles on it at 16 B and reuses it (runs of 1,
-# 2, 4: agreed calls 0 1 3 6, then 7-10 reused); at 256 B the checked call
-# (9) and the first timed one (10) still take it, then an agreed call sees
-# native and starts over: 11 12 14 17 agree.  A CUDA build reuses native
+# 2, 4: agreed calls 0 1 2 4 7, then 8-11 reused); at 256 B the checked
+# call (9) and the first two timed ones (10 11) still take it, then an
+# agreed call sees native and starts over, asking more of the new period
+# since a trusted one broke: 12 13 14 15 17 agree.  A CUDA build reuses native
 # only (where buffers live is a local fact): every 16 B call agrees, and at
 # 256 B native is founded as a period only once the 16 B outcomes, agreed
-# every call, have left the reuse history (17 agreed calls): all 8 timed
+# every call, have left the reuse history (18 agreed calls): all 8 timed
 # calls agree (3 before the history was read), nothing stale.
 printf 'version: 1\nlog: {level: off}\nrules:\n  - {max_block_bytes: [0, 64], use: scattered}\n' \
     > "$TESTDIR/mix.yaml"
@@ -159,7 +160,7 @@ ok $? "P=3, auto over a change of sizes: verified"
 if grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null; then
     want_small=8 want_large="8/" want_table="ran=native agreed 8/8$"
 else
-    want_small=3 want_large="4/scattered:1;native:7" want_table="ran=native agreed 4/8 mix scattered:1;native:7"
+    want_small=4 want_large="5/scattered:2;native:6" want_table="ran=native agreed 5/8 mix scattered:2;native:6"
 fi
 small=$(awk -F, '$5 == 16' "$TESTDIR/mix.csv") large=$(awk -F, '$5 == 256' "$TESTDIR/mix.csv")
 mean_ok=$(awk -F, 'NR > 1 && !($8 <= $(NF - 2) && $(NF - 2) <= $9) { bad = 1 } END { print bad ? "no" : "yes" }' \
@@ -195,9 +196,10 @@ for level in summary calls; do
 done
 # --alternate: a job of two exchanges in turn, both checked first (the other
 # one first, so auto's calls alternate from its first call).  auto runs
-# scattered at 16 B and native at 256 B; once both have come back (calls
-# 0-3) the runs begin, and the agreed calls are 0 1 2 3 5 8 13 22: of the 16
-# timed calls (3 5 ... 33), 3 agree (3 5 13).  Without the alternation
+# scattered at 16 B and native at 256 B; once both have come back and
+# been borne out once more (calls 0-4) the runs begin, and the agreed calls
+# are 0 1 2 3 4 6 9 14 23: of the 16 timed calls (3 5 ... 33), 3 agree (3 9
+# 23).  Without the alternation
 # followed, all 16 would.  A CUDA build reuses only the native turns: every
 # 16 B call agrees.
 for pair in "256 16" "16 256"; do
@@ -216,10 +218,10 @@ for pair in "256 16" "16 256"; do
 done
 # Three in turn: pairwise at 256 B, native at 4 KiB, scattered at 16 B (the
 # timed one), each checked first in that order: auto's calls go P N S P N
-# S ...; once all three have come back (calls 0-5) the runs begin, and the
-# agreed calls are 0-5 7 10 15 24 41: of the 16 timed calls (5 8 ... 50), 2
-# agree (5 41); all 16 did before a period of 3 was followed, and do in a
-# CUDA build, which reuses only the native turns.
+# S ...; once all three have come back and been borne out once more (calls
+# 0-6) the runs begin, and the agreed calls are 0-6 8 11 16 25 42: of the 16
+# timed calls (5 8 ... 50), 3 agree (5 8 11); all 16 did before a period of
+# 3 was followed, and do in a CUDA build, which reuses only the native turns.
 printf 'version: 1\nlog: {level: off}\nrules:\n  - %s\n  - %s\n' \
     '{max_block_bytes: [0, 64], use: scattered}' '{max_block_bytes: [65, 1024], use: pairwise}' \
     > "$TESTDIR/mix3.yaml"
@@ -235,12 +237,12 @@ in_turn() {
     got="$(field "$csv" auto 2 agreed)/$(awk -F, '$6 == "auto" { print $11 }' "$csv")"
     [ $rc -eq 0 ] && [ "$got" = "$want" ]
 }
-in_turn "$TESTDIR/mix3.yaml" "$TESTDIR/alt3.csv" 2/ran=scattered 16/ran=scattered \
+in_turn "$TESTDIR/mix3.yaml" "$TESTDIR/alt3.csv" 3/ran=scattered 16/ran=scattered \
     --sizes 16 --alternate 256,4k --iters 16 && grep -q "^# --alternate 256,4096: " "$TESTDIR/out"
 ok $? "P=3, auto at 16 B in turn with 256 B and 4 KiB: verified, agreed/ran $got (want $want)"
 # Five in turn, four alike: native at 256 B, then scattered at 16 B four
-# times, the last one timed (N S S S S): the agreed calls are 0-9 11 14 19
-# 28 45 78, and of the 16 timed calls (9 14 ... 84) 3 agree (9 14 19).  All
+# times, the last one timed (N S S S S): the agreed calls are 0-10 12 15 20
+# 29 46 79, and of the 16 timed calls (9 14 ... 84) 3 agree (9 29 79).  All
 # 16 did before a period of five was followed, and do in a CUDA build,
 # which reuses only the native turns.
 in_turn "$TESTDIR/mix.yaml" "$TESTDIR/alt5.csv" 3/ran=scattered 16/ran=scattered \

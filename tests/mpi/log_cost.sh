@@ -3,10 +3,11 @@
 # around 20 exchanges: level calls merges its records in the ring, with no
 # collective of its own per call; level matrix gathers each sampled call's
 # matrix (one PMPI_Gather).  A policy whose choice needs skew figures runs
-# the agreement allreduce until two agreed calls in a row end alike, then
+# the agreement allreduce until three agreed calls in a row end alike, then
 # reuses that outcome for runs of 1, 2, 4, ... calls (src/policy/reuse.h):
-# 20 calls agree at calls 0 1 3 6 11, 5 allreduces; with reuse_agreement: 0
-# every call agrees, which shows the counting works.
+# the job's calls 0 1 2 4 7 12 agree, 5 allreduces in the 20 counted after
+# the first; with reuse_agreement: 0 every call agrees, which shows the
+# counting works.
 . "${top_srcdir:-.}/tests/mpi/lib.sh"
 PROG="$top_builddir/tests/mpi/log_cost"
 policy() {   # policy NAME LEVEL RULE (and $EXTRA, a top-level line)
@@ -56,15 +57,15 @@ for n in 2 4; do
 done
 # The nodes change under a running job (one node, then one per rank after
 # the 10th call): the choice fixed on one node is worked out again, and
-# the last 10 calls agree as a fresh communicator's do (calls 0 1 3 6).
+# the last 10 calls agree as a fresh communicator's do (calls 0 1 2 4 7).
 # Level summary, so that the fixed-native short path is the one tested.
 EXTRA='topology: {ranks_per_node: 4}' policy nodes-change summary '{nodes: [2, inf], mtm: [1.5, inf], use: scattered}'
 SKEWSHIM_CONFIG="$TESTDIR/nodes-change.yaml" mpirun_n 4 "$PROG" --calls 20 --rpn-after 10 1
 rc=$?
 ok $rc "nodes change: 20 exchanges right"
 line=$(grep '^log_cost:' "$TESTDIR/out")
-[ $rc -eq 0 ] && [ "$(count allreduce)" = 4 ]
-ok $? "nodes change: 4 allreduces, all after the change (${line#log_cost: })"
+[ $rc -eq 0 ] && [ "$(count allreduce)" = 5 ]
+ok $? "nodes change: 5 allreduces, all after the change (${line#log_cost: })"
 # The records of those runs are merged at finalize: 20 + 1 per run.
 for f in calls-native calls-fixed calls-forced calls-skew calls-skew-every; do
     k=$(grep -c '"call":' "$TESTDIR/$f.jsonl")

@@ -668,6 +668,22 @@ static void test_matching(void)
                    !skewshim_policy_repeats_decide(&p, &f40, -1),
                "a rule before them, or facts they cannot match (40 ranks): the count cannot "
                "change the choice");
+        /* How far the count is from a bound where a choice could change:
+         * rule 9 (0) stops matching at 1, rule 8 starts at 2. */
+        skewshim_facts at[4] = {f41, f41, f41, f41};
+        uint32_t hz[4];
+        for (int i = 0; i < 4; i++) {
+            at[i].repeats = i == 3 ? 500 : i;
+            hz[i] = skewshim_policy_repeats_horizon(&p, &at[i], -1);
+        }
+        TAP_OK(hz[0] == 1 && hz[1] == 1 && hz[2] == 0 && hz[3] == 0,
+               "41 ranks: the next bound is 1 call on at counts 0 and 1, none from 2 (%u %u %u %u)",
+               hz[0], hz[1], hz[2], hz[3]);
+        skewshim_facts f40_0 = f40;
+        f40_0.repeats = 0;
+        TAP_OK(skewshim_policy_repeats_horizon(&p, &at[0], 7) == 0 &&
+                   skewshim_policy_repeats_horizon(&p, &f40_0, -1) == 0,
+               "none where the count cannot change the choice (rule 7 chosen; 40 ranks)");
     }
     skewshim_policy_free(&p);
 
@@ -790,6 +806,46 @@ static void test_fixed_choice(void)
  * MoE runs), plus one point just outside rule 7's range: each must get
  * the item that won there, so that a rule edit which moves a point is
  * caught here and not in a 40-minute simulation. */
+/* A closed range of counts has two bounds: where its rule starts
+ * matching and the first count past it. */
+static void test_repeats_horizon(void)
+{
+    skewshim_policy p;
+    skewshim_error e;
+    int rc = load("rules:\n  - {repeats: [3, 10], use: sabre}\n  - {repeats: [20, inf], use: fast}\n",
+                  &p, &e);
+    TAP_OK(rc == 0, "a policy with two ranges of repeats loads");
+    if (rc)
+        return;
+    static const struct {
+        double repeats;
+        int rule;
+        uint32_t want;
+    } cases[] = {
+        {0, -1, 3}, {2, -1, 1}, {3, 0, 8}, {10, 0, 1}, {11, -1, 9}, {19, -1, 1}, {20, 1, 0},
+        {1e6, 1, 0},
+        /* rule 1 is not reached while rule 0 matches, but 0's end is a bound */
+        {4, 0, 7},
+    };
+    int ok = 1;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        skewshim_facts f = {.comm_size = 16, .avg_block_bytes = 100, .mtm = 1, .send_mtm = 1,
+                            .recv_mtm = 1, .buffers = SKEWSHIM_BUF_HOST,
+                            .repeats = cases[i].repeats};
+        skewshim_algo_id a;
+        const skewshim_params *pp;
+        int rule = skewshim_policy_choose(&p, &f, &a, &pp);
+        uint32_t got = skewshim_policy_repeats_horizon(&p, &f, rule);
+        if (rule != cases[i].rule || got != cases[i].want) {
+            ok = 0;
+            TAP_DIAG("repeats %g: rule %d (want %d), horizon %u (want %u)", cases[i].repeats, rule,
+                     cases[i].rule, got, cases[i].want);
+        }
+    }
+    TAP_OK(ok, "repeats [3, 10] then [20, inf]: the next bound from counts 0 to 10^6");
+    skewshim_policy_free(&p);
+}
+
 static void test_builtin_lab_points(void)
 {
     static const struct {
@@ -1385,6 +1441,7 @@ int main(void)
     test_matching();
     test_overrides();
     test_fixed_choice();
+    test_repeats_horizon();
     test_builtin_lab_points();
     test_nodes_matcher();
     test_nonempty_matcher();

@@ -68,14 +68,16 @@ int main(void)
     static int ag[N], miss[N];
     const int native[] = {NATIVE};
     int a = play(native, 1, N, 64, 0, ag, miss);
-    /* calls 0, 1 agree; then runs 1, 2, 4, ..., 32 and 60 at the limit
-     * (a step of 61, the largest prime up to 65): agreements at
-     * 0 1 3 6 11 20 37 70 131 192 ... */
-    TAP_OK(ag[0] && ag[1] && !ag[2] && ag[3] && !ag[4] && !ag[5] && ag[6] && ag[11] && ag[20],
-           "a settled native job agrees at calls 0 1 3 6 11 20 (runs 1, 2, 4, 8)");
-    TAP_OK(ag[70] && ag[131] && ag[192] && !ag[191] && !ag[135] && ag[253],
+    /* calls 0, 1, 2 agree (the period of 1 founded, then borne out once
+     * more); then runs 1, 2, 4, ..., 32 and 60 at the limit (a step of 61,
+     * the largest prime up to 65): agreements at 0 1 2 4 7 12 21 38 71 132
+     * 193 ... */
+    TAP_OK(ag[0] && ag[1] && ag[2] && !ag[3] && ag[4] && !ag[5] && !ag[6] && ag[7] && ag[12] &&
+               ag[21],
+           "a settled native job agrees at calls 0 1 2 4 7 12 21 (runs 1, 2, 4, 8)");
+    TAP_OK(ag[71] && ag[132] && ag[193] && !ag[192] && !ag[136] && ag[254],
            "then every 61st call (limit 64)");
-    TAP_OK(a == 23 && !sum(miss, N), "1000 native calls: %d agreements (23), no miss", a);
+    TAP_OK(a == 24 && !sum(miss, N), "1000 native calls: %d agreements (24), no miss", a);
 
     a = play(native, 1, N, 0, 0, ag, miss);
     TAP_OK(a == N, "reuse_agreement 0: every call agrees");
@@ -100,25 +102,26 @@ int main(void)
     int native_agreed = 0;
     for (int k = 0; k < N; k += 2)
         native_agreed += ag[k];
-    TAP_OK(a >= N / 2 && a <= N / 2 + 12 && !sum(miss, N),
+    TAP_OK(a >= N / 2 && a <= N / 2 + 16 && !sum(miss, N),
            "alternating native / tuna_hier: every tuna_hier call agrees, native ones are reused, "
            "none missed (%d agreements)", a);
-    TAP_OK(native_agreed >= 4 && ag[2] && !ag[4],
+    TAP_OK(native_agreed >= 4 && ag[6] && !ag[8],
            "the native turns still agree at the ends of runs (%d of %d)", native_agreed, N / 2);
 
     const int alt2[] = {NATIVE, SCAT};
     a = play(alt2, 2, N, 64, 0, ag, miss);
-    TAP_OK(a <= 25 && !sum(miss, N),
+    TAP_OK(a <= 26 && !sum(miss, N),
            "alternating native / scattered (both reusable): %d agreements, none missed", a);
-    TAP_OK(ag[0] && ag[1] && ag[2] && ag[3] && !ag[4] && ag[5] && !ag[6] && !ag[7] && ag[8],
-           "A B A B agree, then runs of 1, 2: agreements at 0 1 2 3 5 8");
+    TAP_OK(ag[0] && ag[1] && ag[2] && ag[3] && ag[4] && !ag[5] && ag[6] && !ag[7] && !ag[8] &&
+               ag[9],
+           "A B A B A agree, then runs of 1, 2: agreements at 0 1 2 3 4 6 9");
     int kinds[2] = {0, 0};
     for (int k = 4; k < N; k++)
         kinds[k % 2] += ag[k];
     TAP_OK(kinds[0] >= 3 && kinds[1] >= 3,
            "the agreements after the first four fall on both kinds (%d, %d)", kinds[0], kinds[1]);
     int in_place_alt = play(alt2, 2, N, 64, 1, ag, miss);
-    TAP_OK(in_place_alt >= N / 2 && in_place_alt <= N / 2 + 12 && !sum(miss, N),
+    TAP_OK(in_place_alt >= N / 2 && in_place_alt <= N / 2 + 16 && !sum(miss, N),
            "in place the same job reuses only its native turns (%d agreements)", in_place_alt);
 
     /* Periods of 3 and 4: each turn reused, those that read agreed
@@ -184,6 +187,51 @@ int main(void)
            "A A A A B: %d calls ran A's outcome for B, the last at call %d (before 400), %d "
            "agreements", sum(miss, N), last, a);
 
+    /* Every job of two outcomes in turn with a period of up to 8 (472 of
+     * them, each period primitive): the period is found, and no call runs
+     * the other turn's outcome once the job has settled.  Before a broken
+     * trusted period asked for longer evidence, 28 of them refounded the
+     * same wrong period on the same few calls to the end: A B A B B A B
+     * ran the other turn's outcome on 1855 of 4000 calls, and 26598 calls
+     * after call 1000 did so over all of them. */
+    {
+        enum { CALLS = 4000, SETTLED = 1000 };
+        int jobs = 0, worst = 0, late_wrong = 0, most_agreed = 0;
+        for (int len = 1; len <= SKEWSHIM_REUSE_PERIOD_MAX; len++)
+            for (unsigned mask = 0; mask < 1u << len; mask++) {
+                int primitive = 1;
+                for (int d = 1; d < len && primitive; d++) {
+                    int repeats = len % d == 0;
+                    for (int i = d; i < len && repeats; i++)
+                        repeats = ((mask >> i) & 1) == ((mask >> (i - d)) & 1);
+                    primitive = !repeats;
+                }
+                if (!primitive)
+                    continue;
+                jobs++;
+                skewshim_reuse q;
+                memset(&q, 0, sizeof q);
+                int wrong = 0, agreed = 0, ru, al, re;
+                for (int k = 0; k < CALLS; k++) {
+                    int w = (mask >> (k % len)) & 1 ? SCAT : NATIVE;
+                    if (take(&q, 0, &ru, &al, &re)) {
+                        wrong += al != w;
+                        late_wrong += al != w && k >= SETTLED;
+                        continue;
+                    }
+                    agreed++;
+                    note(&q, w == NATIVE ? -1 : 0, w, 0, 1, 64);
+                }
+                worst = wrong > worst ? wrong : worst;
+                most_agreed = agreed > most_agreed ? agreed : most_agreed;
+            }
+        TAP_OK(jobs == 472 && !late_wrong && worst <= 64 && most_agreed <= 120,
+               "every job of two outcomes in turn, periods up to 8 (%d jobs, %d calls): none runs "
+               "the other turn's outcome after call %d (%d calls did), at most %d calls each "
+               "before (64), at most %d agreements (120)",
+               jobs, CALLS, SETTLED, late_wrong, worst, most_agreed);
+    }
+
     /* Settled on native for 300 calls, then alternating: the change is seen
      * within two agreements of it, since runs after the first are odd steps. */
     static int want[N];
@@ -248,8 +296,10 @@ int main(void)
     /* A job that moves from an outcome agreed on every call (tuna_hier,
      * or scattered in a CUDA build) to native: the history must bear the
      * new period out, so native is reused once the tuna_hier outcomes
-     * have left it: 17 agreed calls on it (the history's length; 3 before
-     * the history was read), and nothing is reused wrongly meanwhile. */
+     * have left it and one more call has borne it out: 18 agreed calls on
+     * it (the history's length, and one), and nothing is reused wrongly
+     * meanwhile.  That tuna_hier's period broke costs nothing more: it
+     * was never reused. */
     for (int k = 0; k < N; k++)
         want[k] = k < 9 ? TUNA : NATIVE;
     a = play(want, N, N, 64, 0, ag, miss);
@@ -257,9 +307,35 @@ int main(void)
     for (int k = 9; k < N && settled_at < 0; k++)
         if (!ag[k])
             settled_at = k;
-    TAP_OK(settled_at == 26 && !sum(miss, N) && a <= 9 + 17 + 24,
-           "tuna_hier for 9 calls, then native: the first reused call is call %d (26), none "
+    TAP_OK(settled_at == 27 && !sum(miss, N) && a <= 9 + 18 + 24,
+           "tuna_hier for 9 calls, then native: the first reused call is call %d (27), none "
            "missed, %d agreements", settled_at, a);
+
+    /* A rule on the repeat count (native from FROM repeats of the matrix,
+     * scattered before): a run never reaches the call whose count is FROM,
+     * so that call agrees and sees it.  Without the horizon the runs of the
+     * settled scattered outcome went past it, and the rule took effect
+     * only where an agreed call happened to fall (FROM 3: at call 4). */
+    {
+        int stale = 0, worst_from = 0, ru, al, re;
+        for (int from = 1; from <= 40; from++) {
+            skewshim_reuse q;
+            memset(&q, 0, sizeof q);
+            for (int k = 0; k < 200; k++) {   /* one matrix: its count is k */
+                int w = k >= from ? NATIVE : SCAT;
+                if (take(&q, 0, &ru, &al, &re)) {
+                    if (al != w && !stale++)
+                        worst_from = from;
+                    continue;
+                }
+                skewshim_reuse_outcome o = {.rule = w == SCAT ? -1 : 0, .algo = w, .counts = 1,
+                                            .horizon = k < from ? (uint32_t)(from - k) : 0};
+                skewshim_reuse_note(&q, o, 1, 64);
+            }
+        }
+        TAP_OK(!stale, "a rule on repeats from 1 to 40: no reused call runs past its bound "
+               "(%d did, the first with the bound at %d)", stale, worst_from);
+    }
 
     /* A call that agreed but whose outcome was never noted still counts,
      * and nothing is reused on a guess about it. */
@@ -290,15 +366,19 @@ int main(void)
     /* A different reason or rule is a different outcome. */
     skewshim_reuse r;
     memset(&r, 0, sizeof r);
-    note(&r, 2, NATIVE, 0, 1, 64);
-    note(&r, 2, NATIVE, 0, 1, 64);
+    for (int k = 0; k < 3; k++)
+        note(&r, 2, NATIVE, 0, 1, 64);
     int rule, algo, reason;
     TAP_OK(take(&r, 0, &rule, &algo, &reason) && rule == 2 && algo == NATIVE,
-           "two alike: the next call reuses rule 2's outcome");
+           "three alike: the next call reuses rule 2's outcome");
     note(&r, 2, NATIVE, SKEWSHIM_REASON_NOT_PAID_BACK, 1, 64);
     TAP_OK(!take(&r, 0, &rule, &algo, &reason),
            "the same rule falling back for a reason starts over");
     note(&r, 2, NATIVE, SKEWSHIM_REASON_NOT_PAID_BACK, 1, 64);
+    TAP_OK(!take(&r, 0, &rule, &algo, &reason),
+           "and, after a trusted period broke, two alike are not evidence enough");
+    for (int k = 0; k < 2; k++)
+        note(&r, 2, NATIVE, SKEWSHIM_REASON_NOT_PAID_BACK, 1, 64);
     TAP_OK(take(&r, 0, &rule, &algo, &reason) &&
                reason == SKEWSHIM_REASON_NOT_PAID_BACK,
            "and the reason is reused with it");
