@@ -326,8 +326,9 @@ verified empty512 "gpu-perlmutter P=512 (a NIC per rank), power 64 B: scattered 
 auto_ran_scattered "$OUT/empty512/results.csv" 512 64 tuna_hier 0.88 "gpu-perlmutter P=512, a NIC per rank, power 64 B"
 # A job of two exchanges in turn (src/policy/reuse.c): uniform 256 B blocks
 # (auto runs scattered) each after 4 KiB ones (native) at P = 64.  Once both
-# have come back the runs begin, and 4 of the 20 timed calls agree (calls
-# 3 5 13 39 of the job): their mean is 1.069x scattered's (1.345x when every
+# have come back and been borne out once more the runs begin, and 3 of the
+# 20 timed calls agree (calls 3 9 23 of the job; 4 before 2026-12-01, at
+# 1.069x): their mean is 1.052x scattered's (1.345x when every
 # call agrees, as before the reuse followed the alternation: a 5.4 us
 # agreement on a 15.7 us exchange; over 100 calls 1.027x).
 verified alt64 "P=64, uniform 256 B in turn with 4 KiB: scattered and auto verified" \
@@ -336,18 +337,20 @@ verified alt64 "P=64, uniform 256 B in turn with 4 KiB: scattered and auto verif
 turns_reused alt64 5 "an alternating job"
 # Three in turn: 16 B blocks (tuna_hier, which reads agreed figures and
 # agrees on every call), 4 KiB ones (native), then the timed 256 B ones
-# (scattered).  Once all three have come back the scattered and native
-# turns are reused: 2 of the 20 timed calls agree, 1.035x scattered's mean
-# (4 of 100: 1.014x); when every call agrees, as before a period of 3 was
-# followed, 1.344x.
+# (scattered).  Once all three have come back and been borne out once
+# more the scattered and native turns are reused: 3 of the 20 timed calls
+# agree, 1.052x scattered's mean (2, 1.035x, before 2026-12-01; 4 of 100:
+# 1.014x); when every call agrees, as before a period of 3 was followed,
+# 1.344x.
 verified alt3 "P=64, uniform 256 B in turn with 16 B and 4 KiB: scattered and auto verified" \
     --ranks 64 --sizes 256 --alternate 16,4k --workloads uniform --algos scattered,auto \
     --iters 20 --warmup 0
-turns_reused alt3 3 "three exchanges in turn"
+turns_reused alt3 5 "three exchanges in turn"
 # Five in turn: 4 KiB (native), 256 B (scattered), 4 KiB twice, then the
 # timed 256 B (N S N N S).  A period of five is followed (src/policy/reuse.c):
-# 2 of the 20 timed calls agree, 1.034x scattered's mean; when every call
-# agrees, as before periods of up to eight were followed, 1.34x.
+# 1 of the 20 timed calls agrees, 1.017x scattered's mean (2, 1.034x,
+# before 2026-12-01); when every call agrees, as before periods of up to
+# eight were followed, 1.34x.
 verified alt5 "P=64, uniform 256 B in turn with 4 KiB, 256 B and 4 KiB twice: scattered and auto verified" \
     --ranks 64 --sizes 256 --alternate 4k,256,4k,4k --workloads uniform --algos scattered,auto \
     --iters 20 --warmup 0
