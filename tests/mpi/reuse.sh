@@ -41,7 +41,7 @@ THREE=${THREE%,}
 ALT=$(i=0; while [ $i -lt 16 ]; do printf 'zero,uniform,'; i=$((i + 1)); done)
 ALT=${ALT%,}
 for n in 2 3 4 5; do
-    # Every call ends native: after two agreed calls the runs begin.
+    # Every call ends native: after three agreed calls the runs begin.
     run $n never "settled native" --workloads $W --types byte,double --seeds 6 --comms world,split
     [ "$agreed" -gt 0 ] && [ $((agreed * 3)) -lt "$cases" ]
     ok $? "P=$n settled native: $agreed of $cases calls agreed (fewer than a third)"
@@ -62,7 +62,7 @@ for n in 2 3 4 5; do
     ok $? "P=$n scattered: $agreed of $cases calls agreed (cuda build: $cuda)"
     # A job that alternates two outcomes reuses both once each has come
     # back (a CUDA build: only the native turns; its 16 scattered calls and
-    # 4 native ones of 32 agree, against 32 of 32 before).
+    # 5 native ones of 32 agree, against 32 of 32 before).
     rm -f "$TESTDIR/alt.jsonl"
     run $n alt "alternating native / scattered" --workloads $ALT --types byte --seeds 1 --comms world
     ran=$(grep -o '"calls": {[^}]*}' "$TESTDIR/alt.jsonl")
