@@ -28,7 +28,9 @@
  * runs' steps (2, 3, 5, 9, ...) reach every kind too.  A kind that changes
  * is then seen within about `period` runs, 61 of its own calls at the
  * limit.  Once the runs reach the limit the agreement's cost per call is
- * about 1 / 61. */
+ * about 1 / 61.  A run also stops short of the outcome's horizon, the call
+ * where the repeat count would reach a bound of a rule on repeats: a
+ * reused call cannot take such a rule, so that call must agree. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
