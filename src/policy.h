@@ -193,15 +193,14 @@ unsigned skewshim_policy_passed_over(const skewshim_policy *p, const skewshim_co
 int skewshim_rule_uses_facts(const skewshim_rule *r);
 /* Whether the repeat count can change the choice made on f (`rule`, -1
  * the default, is what skewshim_policy_choose returned): some rule up to
- * it matches on repeats and would match f at some count. */
-int skewshim_policy_repeats_decide(const skewshim_policy *p, const skewshim_facts *f, int rule);
-/* How many calls after the one of f the repeat count, growing by one a
+ * it matches on repeats and would match f at some count.  *horizon (if
+ * not NULL): how many calls after the one of f the count, growing by one a
  * call while the matrix repeats, first reaches a bound of such a rule's
- * range (where it starts or stops matching); 0 if it never does.  Calls
+ * range (where it starts or stops matching), 0 if it never does.  Calls
  * that reuse the choice without agreeing stop short of it, so that the
  * agreed call there sees the count the rule asks for. */
-uint32_t skewshim_policy_repeats_horizon(const skewshim_policy *p, const skewshim_facts *f,
-                                         int rule);
+int skewshim_policy_repeats_decide(const skewshim_policy *p, const skewshim_facts *f, int rule,
+                                   uint32_t *horizon);
 int skewshim_params_equal(const skewshim_params *a, const skewshim_params *b);
 
 #endif

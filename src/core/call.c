@@ -885,9 +885,9 @@ static const skewshim_params *choose(skewshim_call *c, const route *r)
          * the choice only through a rule that reads it, or through a
          * schedule that gathers the matrix (the pay-back guard and the
          * planning budget read it). */
-        c->repeats_decide = skewshim_policy_repeats_decide(pol, &f, c->rule) ||
-                            gathers_matrix(c->algo);
-        c->repeats_horizon = skewshim_policy_repeats_horizon(pol, &f, c->rule);
+        c->repeats_decide =
+            skewshim_policy_repeats_decide(pol, &f, c->rule, &c->repeats_horizon) ||
+            gathers_matrix(c->algo);
         if (ag->valid)
             skewshim_repeat_note_outcome(c, c->repeats_decide);
     }

@@ -98,44 +98,31 @@ int skewshim_rule_uses_facts(const skewshim_rule *r)
            r->mtm.set || r->send_mtm.set || r->recv_mtm.set || r->repeats.set;
 }
 
-int skewshim_policy_repeats_decide(const skewshim_policy *p, const skewshim_facts *f, int rule)
+int skewshim_policy_repeats_decide(const skewshim_policy *p, const skewshim_facts *f, int rule,
+                                   uint32_t *horizon)
 {
     /* A later rule is not reached while the chosen one still matches. */
-    int last = rule >= 0 && rule < p->nrules ? rule : p->nrules - 1;
-    for (int i = 0; i <= last; i++) {
-        const skewshim_rule *r = &p->rules[i];
-        if (!r->repeats.set)
-            continue;
-        skewshim_facts g = *f;
-        g.repeats = r->repeats.lo;   /* a count inside its range */
-        if (rule_matches(r, &g))
-            return 1;
-    }
-    return 0;
-}
-
-uint32_t skewshim_policy_repeats_horizon(const skewshim_policy *p, const skewshim_facts *f,
-                                         int rule)
-{
-    int last = rule >= 0 && rule < p->nrules ? rule : p->nrules - 1;
+    int last = rule >= 0 && rule < p->nrules ? rule : p->nrules - 1, decides = 0;
     double now = f->repeats, next = INFINITY;
     for (int i = 0; i <= last; i++) {
         const skewshim_rule *r = &p->rules[i];
         if (!r->repeats.set)
             continue;
         skewshim_facts g = *f;
-        g.repeats = r->repeats.lo;
+        g.repeats = r->repeats.lo;   /* a count inside its range */
         if (!rule_matches(r, &g))
             continue;
+        decides = 1;
         /* counts are whole: the first inside the range, the first past it */
         double bounds[2] = {ceil(r->repeats.lo), r->repeats.hi < 0 ? -1 : floor(r->repeats.hi) + 1};
         for (int b = 0; b < 2; b++)
             if (bounds[b] > now && bounds[b] < next)
                 next = bounds[b];
     }
-    if (!(now >= 0) || isinf(next) || next - now > UINT32_MAX)
-        return 0;
-    return (uint32_t)(next - now);
+    if (horizon)
+        *horizon = !(now >= 0) || isinf(next) || next - now > UINT32_MAX ? 0
+                                                                           : (uint32_t)(next - now);
+    return decides;
 }
 
 static int size_only(const skewshim_rule *r)
