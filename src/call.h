@@ -78,6 +78,7 @@ typedef struct skewshim_call {
     double plan_budget, plan_cost;  /* seconds; the cost of a miss */
     skewshim_algo_id algo;
     int why, rule;
+    int decided;                  /* SKEWSHIM_DECIDED_*: how the choice was made */
     int repeats_decide;           /* the agreed repeat count could change the choice */
     uint32_t repeats_horizon;     /* calls on until it first could (0: never) */
     const skewshim_params *params;

@@ -23,6 +23,7 @@ typedef struct skewshim_record {
     int comm_id, comm_size, nnodes;
     int algo;                     /* skewshim_algo_id */
     int why, rule, reason;        /* SKEWSHIM_WHY_*, rule index, fallback reason */
+    int decided;                  /* SKEWSHIM_DECIDED_*: the same on every rank */
     int buffers;
     /* this rank's row and column; traffic_known is 0 where the call was
      * not described (in place).  The merge reduces them (max and sum over

@@ -49,6 +49,14 @@ static const char *const why_names[] = {
     [SKEWSHIM_WHY_FALLBACK] = "fallback",
 };
 
+static const char *const decided_names[SKEWSHIM_DECIDED_COUNT] = {
+    [SKEWSHIM_DECIDED_NONE] = "none",
+    [SKEWSHIM_DECIDED_FORCED] = "forced",
+    [SKEWSHIM_DECIDED_FIXED] = "fixed",
+    [SKEWSHIM_DECIDED_AGREED] = "agreed",
+    [SKEWSHIM_DECIDED_REUSED] = "reused",
+};
+
 static const char *const buffers_names[] = {
     [SKEWSHIM_BUF_ANY] = "any",
     [SKEWSHIM_BUF_HOST] = "host",
@@ -86,6 +94,11 @@ const char *skewshim_reason_name(skewshim_reason r)
 const char *skewshim_why_name(int why)
 {
     return lookup(why_names, NAMES(why_names), why, "unknown");
+}
+
+const char *skewshim_decided_name(int d)
+{
+    return lookup(decided_names, NAMES(decided_names), d, "unknown");
 }
 
 const char *skewshim_buffers_name(int b)

@@ -70,6 +70,21 @@ const char *skewshim_reason_name(skewshim_reason r);
 enum { SKEWSHIM_WHY_RULE = 0, SKEWSHIM_WHY_DEFAULT, SKEWSHIM_WHY_FORCED, SKEWSHIM_WHY_FALLBACK };
 const char *skewshim_why_name(int why);
 
+/* How a call's choice was made: the user's word (forced), once for the
+ * communicator from rank-invariant facts (fixed), by the agreement's
+ * collective (agreed: the allreduce, or the matrix exchange), or from an
+ * earlier agreed outcome (reused).  What the agreement cost a job is its
+ * agreed calls.  NONE: a call passed to MPI before any choice. */
+enum {
+    SKEWSHIM_DECIDED_NONE = 0,
+    SKEWSHIM_DECIDED_FORCED,
+    SKEWSHIM_DECIDED_FIXED,
+    SKEWSHIM_DECIDED_AGREED,
+    SKEWSHIM_DECIDED_REUSED,
+    SKEWSHIM_DECIDED_COUNT
+};
+const char *skewshim_decided_name(int d);
+
 /* Where a call's buffers live (ANY: a rule that does not care). */
 enum { SKEWSHIM_BUF_ANY = 0, SKEWSHIM_BUF_HOST = 1, SKEWSHIM_BUF_DEVICE = 2 };
 const char *skewshim_buffers_name(int b);
@@ -101,6 +116,7 @@ typedef struct skewshim_totals {
      * blocks leave it too little to save (skewshim_algos_unpaid) */
     uint64_t passed_over_calls[SKEWSHIM_COUNTER_SLOTS];
     uint64_t large_count_calls;                 /* MPI_Alltoallv_c: passed through */
+    uint64_t decided[SKEWSHIM_DECIDED_COUNT];   /* calls by how their choice was made (slot 0 unused) */
     uint64_t plan_cache_hits, plan_cache_lookups;
 } skewshim_totals;
 

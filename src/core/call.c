@@ -525,6 +525,7 @@ static void log_call(skewshim_call *c, skewshim_reason reason, double t)
     r.nnodes = cs->topo.nnodes;
     r.algo = c->algo;
     r.why = c->why;
+    r.decided = c->decided;
     r.rule = c->rule;
     r.reason = reason;
     r.buffers = c->ag.valid ? (c->ag.any_device ? SKEWSHIM_BUF_DEVICE : SKEWSHIM_BUF_HOST)
@@ -583,6 +584,7 @@ static void account(skewshim_call *c, skewshim_reason reason, double t)
     int counter = c->rank == 0;
     pthread_mutex_lock(&skewshim_g.lock);
     skewshim_g.totals.calls[c->algo] += (uint64_t)counter;
+    skewshim_g.totals.decided[c->decided] += (uint64_t)counter;
     skewshim_g.totals.time[c->algo] += t;
     skewshim_g.totals.bytes[c->algo] += sent;
     if (reason != SKEWSHIM_REASON_NONE)
@@ -649,6 +651,7 @@ static int forced_native(skewshim_call *c)
     }
     pthread_mutex_lock(&skewshim_g.lock);
     skewshim_g.totals.calls[SKEWSHIM_ALGO_NATIVE] += (uint64_t)(c->rank == 0);
+    skewshim_g.totals.decided[c->decided] += (uint64_t)(c->rank == 0);
     skewshim_g.totals.time[SKEWSHIM_ALGO_NATIVE] += t;
     skewshim_g.totals.bytes[SKEWSHIM_ALGO_NATIVE] += bytes;
     pthread_mutex_unlock(&skewshim_g.lock);
@@ -699,6 +702,7 @@ static int handled_early(skewshim_call *c, int *rc)
     }
     int pick = chosen_algorithm();
     if (skewshim_log_level() < SKEWSHIM_LOG_CALLS && pick == SKEWSHIM_ALGO_NATIVE) {
+        c->decided = SKEWSHIM_DECIDED_FORCED;
         *rc = forced_native(c);
         return 1;
     }
@@ -719,6 +723,7 @@ static int handled_early(skewshim_call *c, int *rc)
             known->topo_nics == skewshim_nics_per_node()) {
             known->ncalls++;
             c->cs = known;
+            c->decided = SKEWSHIM_DECIDED_FIXED;
             *rc = forced_native(c);
             return 1;
         }
@@ -978,6 +983,7 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
         /* The first call on a communicator where the policy can only say
          * native: from the next one on, handled_early catches it. */
         cs->ncalls++;
+        c.decided = SKEWSHIM_DECIDED_FIXED;
         return forced_native(&c);
     }
     /* MPI requires MPI_IN_PLACE on all ranks or none: rank-invariant. */
@@ -987,6 +993,10 @@ int skewshim_alltoallv(const void *sendbuf, const int sendcounts[], const int sd
 
     route r;
     route_call(&c, forced, &r);
+    c.decided = r.need     ? SKEWSHIM_DECIDED_AGREED
+                : r.reused ? SKEWSHIM_DECIDED_REUSED
+                : r.fixed  ? SKEWSHIM_DECIDED_FIXED
+                           : SKEWSHIM_DECIDED_FORCED;
     if (r.need && (rc = r.matrix_first ? skewshim_global_exchange(&c) : skewshim_agree(&c))
                       != MPI_SUCCESS)
         return local_failure(&c, rc);

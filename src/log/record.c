@@ -112,6 +112,8 @@ void skewshim_record_to(sbuf *b, const skewshim_record *r)
     kv_int(b, "nodes", r->nnodes);
     kv_str(b, "algo", skewshim_log_algo_name(r->algo, tmp, sizeof tmp));
     kv_str(b, "why", skewshim_why_name(r->why));
+    if (r->decided > 0)
+        kv_str(b, "decided", skewshim_decided_name(r->decided));
     if (r->rule >= 0)
         kv_int(b, "rule", r->rule);
     if (r->reason > 0)

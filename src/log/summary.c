@@ -22,7 +22,7 @@ enum { NT = SKEWSHIM_COUNTER_SLOTS };
 enum {
     U_CALLS = 0, U_BYTES = NT, U_FALLBACKS = 2 * NT, U_PASSED = 3 * NT, U_PASSED_CALLS = 4 * NT,
     U_LARGE = 5 * NT,
-    U_HITS, U_LOOKUPS, U_N
+    U_HITS, U_LOOKUPS, U_DECIDED, U_N = U_DECIDED + SKEWSHIM_DECIDED_COUNT
 };
 
 static void human_bytes(double v, char *out, size_t len)
@@ -55,6 +55,20 @@ static void summary_stderr(const uint64_t *u, const double *tm)
                                tm[a], hb);
         }
     }
+    uint64_t decided = 0;
+    for (int d = 1; d < SKEWSHIM_DECIDED_COUNT; d++) decided += u[U_DECIDED + d];
+    if (decided) {
+        /* What the choice cost: only the agreed calls paid a collective. */
+        skewshim_sb_printf(&b, "skewshim: calls decided:");
+        const char *sep = " ";
+        for (int d = 1; d < SKEWSHIM_DECIDED_COUNT; d++) {
+            if (!u[U_DECIDED + d]) continue;
+            skewshim_sb_printf(&b, "%s%s %" PRIu64, sep, skewshim_decided_name(d),
+                               u[U_DECIDED + d]);
+            sep = ", ";
+        }
+        skewshim_sb_printf(&b, " (only agreed ones paid a collective to choose)\n");
+    }
     for (int r = 1; r < NT; r++)
         if (u[U_FALLBACKS + r])
             skewshim_sb_printf(&b, "skewshim: fallback %-20s %10" PRIu64 "\n",
@@ -84,20 +98,29 @@ static void summary_stderr(const uint64_t *u, const double *tm)
     skewshim_sb_free(&b);
 }
 
+typedef const char *(*slot_name)(int, char *, size_t);
+
+static const char *decided_name(int d, char *tmp, size_t len)
+{
+    (void)tmp;
+    (void)len;
+    return skewshim_decided_name(d);
+}
+
 /* One map of the summary record, "key": {name: value, ...}, over the
- * slots whose shown count is not zero: algorithms, or reasons (slot 0,
- * no reason, left out); the values are uv's, or dv's when uv is NULL. */
+ * slots from..n-1 whose shown count is not zero (reasons and ways of
+ * deciding start at 1: their slot 0 is none); the values are uv's, or
+ * dv's when uv is NULL. */
 static void put_map(sbuf *b, const char *key, int first_key, const uint64_t *shown,
-                    const uint64_t *uv, const double *dv, int by_reason)
+                    const uint64_t *uv, const double *dv, slot_name name, int from, int n)
 {
     char tmp[32];
     skewshim_sb_key(b, key, first_key);
     skewshim_sb_cat(b, "{");
     int first = 1;
-    for (int i = by_reason ? 1 : 0; i < NT; i++) {
+    for (int i = from; i < n; i++) {
         if (!shown[i]) continue;
-        skewshim_sb_key(b, by_reason ? skewshim_log_reason_name(i, tmp, sizeof tmp)
-                                     : skewshim_log_algo_name(i, tmp, sizeof tmp), first);
+        skewshim_sb_key(b, name(i, tmp, sizeof tmp), first);
         if (uv)
             skewshim_sb_u64(b, uv[i]);
         else
@@ -125,6 +148,7 @@ int skewshim_log_summary(const skewshim_totals *t, MPI_Comm world, int to_stderr
     u[U_LARGE] = t->large_count_calls;
     u[U_HITS] = t->plan_cache_hits;
     u[U_LOOKUPS] = t->plan_cache_lookups;
+    memcpy(u + U_DECIDED, t->decided, sizeof t->decided);
     int rc = PMPI_Reduce(u, ur, U_N, MPI_UINT64_T, MPI_SUM, 0, world);
     if (rc == MPI_SUCCESS) rc = PMPI_Reduce(t->time, tm, NT, MPI_DOUBLE, MPI_MAX, 0, world);
     if (rc != MPI_SUCCESS || rank != 0) return rc;
@@ -134,12 +158,16 @@ int skewshim_log_summary(const skewshim_totals *t, MPI_Comm world, int to_stderr
         sbuf b;
         skewshim_sb_init(&b, stack, sizeof stack);
         skewshim_sb_cat(&b, "{\"summary\": {");
-        put_map(&b, "calls", 1, ur + U_CALLS, ur + U_CALLS, NULL, 0);
-        put_map(&b, "time_s", 0, ur + U_CALLS, NULL, tm, 0);
-        put_map(&b, "bytes", 0, ur + U_CALLS, ur + U_BYTES, NULL, 0);
-        put_map(&b, "fallbacks", 0, ur + U_FALLBACKS, ur + U_FALLBACKS, NULL, 1);
-        put_map(&b, "passed_over", 0, ur + U_PASSED, ur + U_PASSED, NULL, 0);
-        put_map(&b, "passed_over_calls", 0, ur + U_PASSED_CALLS, ur + U_PASSED_CALLS, NULL, 0);
+        const slot_name algo = skewshim_log_algo_name, why = skewshim_log_reason_name;
+        put_map(&b, "calls", 1, ur + U_CALLS, ur + U_CALLS, NULL, algo, 0, NT);
+        put_map(&b, "time_s", 0, ur + U_CALLS, NULL, tm, algo, 0, NT);
+        put_map(&b, "bytes", 0, ur + U_CALLS, ur + U_BYTES, NULL, algo, 0, NT);
+        put_map(&b, "decided", 0, ur + U_DECIDED, ur + U_DECIDED, NULL, decided_name, 1,
+                SKEWSHIM_DECIDED_COUNT);
+        put_map(&b, "fallbacks", 0, ur + U_FALLBACKS, ur + U_FALLBACKS, NULL, why, 1, NT);
+        put_map(&b, "passed_over", 0, ur + U_PASSED, ur + U_PASSED, NULL, algo, 0, NT);
+        put_map(&b, "passed_over_calls", 0, ur + U_PASSED_CALLS, ur + U_PASSED_CALLS, NULL, algo,
+                0, NT);
         skewshim_sb_cat(&b, ", ");
         skewshim_sb_key(&b, "large_count_calls", 1);
         skewshim_sb_u64(&b, ur[U_LARGE]);

@@ -119,6 +119,54 @@ c=[x for x in r if "call" in x]
 print("# nodes per record:", sorted(set(x["nodes"] for x in c)))
 sys.exit(0 if c and all(x["size"] == 2 and x["nodes"] == 2 for x in c) else 1)' "$TESTDIR/split.jsonl"
 ok $? "ranks_per_node 2: each half of an even/odd split spans 2 nodes"
+# How each call's choice was made (doc/log-format.md, "decided"): once for
+# the communicator (the built-in policy below 64 ranks), by the user
+# (SKEWSHIM_ALGORITHM), or by the agreement and reused from it (a rule on
+# agreed block sizes, two exchanges in turn).  Each record says which; the
+# summary counts them, every call once, and its agreed calls are those the
+# harness saw run the agreement (skewshim_last_call, a rank-sum of 3).  WANT
+# is KIND=N,...: at least N calls of each kind, and no kind not named.
+ALT=zero,uniform,zero,uniform,zero,uniform,zero,uniform,zero,uniform,zero,uniform
+decided() {   # decided NAME WANT [VAR=VALUE]: 12 calls at 3 ranks, logged at level calls
+    { printf 'version: 1\nlog: {level: calls, stderr: true, path: "%s/dec-%s.jsonl"}\n' "$TESTDIR" "$1"
+      [ "$1" != agreed ] || printf 'rules:\n  - {max_block_bytes: [1, inf], use: scattered}\n'; } > "$TESTDIR/dec-$1.yaml"
+    [ -z "$3" ] || export "$3"
+    SKEWSHIM_CONFIG="$TESTDIR/dec-$1.yaml" mpirun_n 3 "$CHECK" --workloads "$ALT" --types byte --seeds 1
+    rc=$?
+    [ -z "$3" ] || unset "${3%%=*}"
+    agreed=$(grep '^alltoallv_check:' "$TESTDIR/out" | tail -1 | sed -n 's/.* \([0-9]*\) agreed.*/\1/p')
+    "$PY" - "$TESTDIR/dec-$1.jsonl" "$2" "$agreed" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+calls = [r for r in recs if "call" in r]
+s = [r["summary"] for r in recs if "summary" in r][0]
+by = {}
+for c in calls:
+    by[c.get("decided")] = by.get(c.get("decided"), 0) + 1
+want = dict(kv.split("=") for kv in sys.argv[2].split(","))
+print("# records by decided %s, summary %s, harness agreed %s (rank-sum)" % (by, s["decided"], sys.argv[3]))
+ok = len(calls) == 12 and by == s["decided"] and sum(s["calls"].values()) == 12
+ok = ok and all(by.get(k, 0) >= int(v) for k, v in want.items()) and set(by) <= set(want)
+ok = ok and 3 * s["decided"].get("agreed", 0) == int(sys.argv[3] or -1)
+sys.exit(0 if ok else 1)
+PYEOF
+    py=$?
+    grep -q "^skewshim: calls decided: .*$1 [0-9]" "$TESTDIR/out"
+    st=$?
+    [ $rc -eq 0 ] && [ $py -eq 0 ] && [ $st -eq 0 ]
+    ok $? "decided $1: each record says how its choice was made, the summary counts them ($2)"
+}
+decided fixed fixed=12
+decided forced forced=12 SKEWSHIM_ALGORITHM=native
+# A CUDA build reuses only native, and may agree on all 12 calls.
+if grep -q '^#define SKEWSHIM_HAVE_CUDA 1' "$top_builddir/config.h" 2>/dev/null; then
+    decided agreed agreed=6,reused=0
+else
+    decided agreed agreed=4,reused=4
+fi
+"$PY" "$top_srcdir/scripts/skewshim-report" "$TESTDIR/dec-agreed.jsonl" > "$TESTDIR/dec-report.txt" 2>&1 &&
+    [ "$(grep -c '^  decided: agreed [0-9]' "$TESTDIR/dec-report.txt")" = 2 ]
+ok $? "skewshim-report says how the calls were decided, from the records and from the summary"
 "$PY" "$top_srcdir/scripts/skewshim-report" "$TESTDIR/log.jsonl" > "$TESTDIR/report.txt" 2>&1
 ok $? "skewshim-report reads the log"
 grep -q sabre "$TESTDIR/report.txt"; ok $? "report names the algorithm"
