@@ -333,8 +333,29 @@ auto_ran_scattered "$OUT/empty512/results.csv" 512 64 tuna_hier 0.88 "gpu-perlmu
 # agreement on a 15.7 us exchange; over 100 calls 1.027x).
 verified alt64 "P=64, uniform 256 B in turn with 4 KiB: scattered and auto verified" \
     --ranks 64 --sizes 256 --alternate 4k --workloads uniform --algos scattered,auto \
-    --iters 20 --warmup 0
+    --iters 20 --warmup 0 --log-calls "$OUT/alt64.jsonl"
 turns_reused alt64 5 "an alternating job"
+# The same run's log says how each call was decided (the driver's
+# --log-calls, level calls: no collective inside a call): the forced
+# scattered item's calls "forced", auto's "agreed" or "reused", the
+# summary counting each call once and agreeing with the records, and the
+# auto calls that agreed at most the timed ones the bench saw agree plus
+# the untimed ones (its 4 KiB turns and the verified first call).
+/usr/bin/python3 - "$OUT/alt64.jsonl" "$(field "$OUT/alt64/results.csv" 64 256 auto agreed)" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+calls = [r for r in recs if "call" in r]
+s = [r["summary"] for r in recs if "summary" in r][-1]
+by = {}
+for c in calls:
+    by[c.get("decided")] = by.get(c.get("decided"), 0) + 1
+timed = int(sys.argv[2] or -1)
+print("# %d records by decided %s; summary %s; timed 256 B calls agreed %d" % (len(calls), by, s["decided"], timed))
+ok = by == s["decided"] and sum(by.values()) == sum(s["calls"].values()) == len(calls)
+ok = ok and set(by) == {"forced", "agreed", "reused"} and by["reused"] > by["agreed"] >= timed >= 1
+sys.exit(0 if ok else 1)
+PYEOF
+ok $? "P=64, an alternating job's log: each call decided forced, agreed or reused, as the summary counts"
 # Three in turn: 16 B blocks (tuna_hier, which reads agreed figures and
 # agrees on every call), 4 KiB ones (native), then the timed 256 B ones
 # (scattered).  Once all three have come back and been borne out once
