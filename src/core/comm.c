@@ -235,7 +235,9 @@ static void free_unlinked(skewshim_comm *cs)
 /* Every step is collective over comm, and whether the state exists decides
  * the path of the call: so a rank that cannot allocate says so in the
  * first collective, a rank whose later steps failed says so in the last,
- * and all members give up together (the call then goes to MPI on all). */
+ * and all members give up together (the call then goes to MPI on all).
+ * A first call pays these collectives once; lab/setup_cost.c times the same
+ * ones in the same order for doc/performance.md, so it follows this. */
 static skewshim_comm *create(MPI_Comm comm)
 {
     int rank, size;
