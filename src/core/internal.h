@@ -41,6 +41,19 @@ typedef struct skewshim_state {
 
 extern skewshim_state skewshim_g;
 
+/* describe.c: a call's own facts and the MPI library's own argument
+ * checks, from c's arguments into the communicator's scratch (the reason
+ * this rank alone cannot run it, or none); packing around a host schedule
+ * where a datatype is not one ordered run (pack points the call at dense
+ * buffers and keeps the user's receive buffer for unpack). */
+skewshim_reason skewshim_call_describe(skewshim_call *c);
+int skewshim_call_pack(skewshim_call *c, void **user_recv);
+int skewshim_call_unpack(skewshim_call *c, void *user_recv);
+
+/* run.c: the planned schedule on the call's buffers (host, device, or
+ * host staging), its stats and temp reported into c; an MPI error code. */
+int skewshim_call_run(skewshim_call *c, const skewshim_algo *a);
+
 /* init.c */
 int skewshim_init_after_mpi(int thread_level);  /* after PMPI_Init*: policy, log, keyval */
 void skewshim_init_lazy(void);                   /* first call without our MPI_Init */
