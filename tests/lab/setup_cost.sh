@@ -18,10 +18,15 @@ rc=$?
 ok $rc "lab/setup_cost.c builds with smpicc, no warning"
 r=0
 while [ $r -lt 64 ]; do echo "node$((r / 32))"; r=$((r + 1)); done > "$OUT/hosts"
+# The lab's own settings for mode det and the mpich selector, as its driver
+# gives them to smpirun, so that this figure moves with the lab's.
+cfg=$(/usr/bin/python3 "$top_srcdir/scripts/skewshim-lab" small-cpu --platform cpu-cluster --ranks 64 \
+    --workloads uniform --sizes 16 --algos native --mode det --selectors mpich --dry-run --out "$OUT/dry" |
+    sed -n 's/^# smpirun //p' | tr ' ' '\n' | grep -e '^--cfg=' -e '^--log=')
+[ -n "$cfg" ] || echo "# skewshim-lab --dry-run gave no settings"
+# shellcheck disable=SC2086
 timeout 300 smpirun -np 64 -platform "$top_srcdir/lab/platforms/cpu-cluster.xml" -hostfile "$OUT/hosts" \
-    --cfg=network/model:CM02 --cfg=smpi/os:0:2e-7:0 --cfg=smpi/ois:0:2e-7:0 --cfg=smpi/or:0:2e-7:0 \
-    --cfg=smpi/send-is-detached-thresh:0 --cfg=smpi/simulate-computation:no --cfg=smpi/coll-selector:mpich \
-    --log=root.thres:critical "$OUT/setup_cost" > "$OUT/out" 2>&1
+    $cfg "$OUT/setup_cost" > "$OUT/out" 2>&1
 rc=$?
 sed 's/^/# /' "$OUT/out"
 [ $rc -eq 0 ] && grep -q "MPI_Comm_dup (the private communicator) *100.0 us" "$OUT/out" &&
