@@ -25,12 +25,13 @@ extern "C" {
  * the same call.  Returns 0, or -1 for an unknown name. */
 SKEWSHIM_API int skewshim_force_algorithm(const char *name);
 
-/* Parameters a tool may override for the following calls (the same on every
- * rank); name as in the policy ("tuna.radix", "scattered.block_count",
- * "tuna_hier.radix", "tuna_hier.block_count", "tuna_hier.variant",
- * "sabre.alpha", "sabre.mtm_threshold", "fast.pipeline", "max_temp_bytes",
- * "topology.ranks_per_node", "topology.nics_per_node").  Returns 0, or -1 for an unknown name or a
- * value out of range.  value NULL restores the policy's value.  A call that
+/* Parameters a tool may override for the following calls (the same value on
+ * every rank of a communicator, set before the same call); name as in the
+ * policy ("tuna.radix", "scattered.block_count", "tuna_hier.radix",
+ * "tuna_hier.block_count", "tuna_hier.variant", "sabre.alpha",
+ * "sabre.mtm_threshold", "fast.pipeline", "max_temp_bytes",
+ * "topology.ranks_per_node", "topology.nics_per_node").  Returns 0, or -1
+ * for an unknown name or a value out of range.  value NULL restores the policy's value.  A call that
  * reuses an agreed outcome (the policy's reuse_agreement) keeps that
  * outcome, fallback included, until the next call that agrees, at most
  * reuse_agreement calls later. */

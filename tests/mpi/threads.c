@@ -66,16 +66,21 @@ static void *worker(void *arg)
 }
 
 /* A tool thread steering the shim while the others call it: parameters
- * that change no message pattern (a model figure, SABRE's alpha while
- * scattered runs), so every rank stays matched whatever it reads.  Under
- * ThreadSanitizer this is where an unlocked override would show. */
+ * that change no message pattern of the schedules this test runs (a model
+ * figure; FAST's pipelining, which none of them reads), so every rank
+ * stays matched whatever it reads.  A parameter a running schedule reads
+ * (SABRE's alpha while SABRE runs) must be set before the same call on
+ * every rank, which a thread racing the calls cannot do: it would give the
+ * ranks different plan keys, so one rank could plan where another finds
+ * the plan cached.  Under ThreadSanitizer this is where an unlocked
+ * override would show. */
 static volatile int stop;
 
 static void *steer(void *arg)
 {
     (void)arg;
     for (int k = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); k++) {
-        skewshim_set_param("sabre.alpha", k % 2 ? "1.2" : "1.1");
+        skewshim_set_param("fast.pipeline", k % 2 ? "false" : "true");
         skewshim_set_param("model.latency", k % 2 ? "1e-6" : NULL);
         skewshim_force_algorithm(NULL);
     }
