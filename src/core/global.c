@@ -3,7 +3,8 @@
  * plan on its own is one allgather of each rank's row of send sizes (P
  * values of 8 bytes from each rank, P^2 * 8 bytes received; in log2 P
  * rounds, allgather.c): no plan is broadcast and no metadata rounds
- * follow.  Its cost is logged per call. */
+ * follow, only one allreduce of a word after a plan is made
+ * (plan_failed_anywhere).  Its cost is logged per call. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -209,6 +210,27 @@ int skewshim_global_exchange(skewshim_call *c)
     return MPI_SUCCESS;
 }
 
+#ifdef SKEWSHIM_FAULT_INJECTION
+/* Test builds only (scripts/tsan): SKEWSHIM_FAULT_PLAN=R[:N] makes the
+ * first N plans (all, without N) of rank R of the call's communicator
+ * fail, as the planner's own allocations failing on that rank alone
+ * would (tests/mpi/planfail.sh). */
+static int plan_fault(const skewshim_call *c)
+{
+    static int failed;
+    const char *e = getenv("SKEWSHIM_FAULT_PLAN");
+    if (!e || !*e || atoi(e) != c->rank)
+        return 0;
+    const char *n = strchr(e, ':');
+    if (n && failed >= atoi(n + 1))
+        return 0;
+    failed++;
+    return 1;
+}
+#else
+#define plan_fault(c) 0
+#endif
+
 /* Each rank plans only its own slice (the slice planners give exactly the
  * slice of the global plan, and the largest temp of any rank); the global
  * plan is built only when per-call logging wants its simulated time. */
@@ -227,7 +249,7 @@ static int make_plan(const skewshim_call *c, skewshim_plan_entry *e, const skews
                                                &e->max_tmp, &e->rep)
                    : skewshim_plan_fast_slice(m, t, c->params, nics, c->rank, &e->slice,
                                               &e->max_tmp, &e->rep);
-    if (rc)
+    if (rc || plan_fault(c))
         return -1;
     skewshim_lab_plan(e->slice.nmoves, 0, (uint64_t)c->size * (uint64_t)c->size);
     e->t_lb = skewshim_lower_bound(m, t, nics, c->params->model_inter_bw);
@@ -285,6 +307,24 @@ static void report(skewshim_call *c, const skewshim_plan_cache *pc)
     c->info.meta_time = pc->meta_time;
 }
 
+/* A planner is deterministic on the agreed matrix, so a plan it cannot
+ * make fails alike everywhere, except where its own allocations fail on
+ * one rank: then that rank alone would hand the call to MPI while the
+ * others run the schedule, and both wait forever.  So every plan made is
+ * followed by one allreduce of "mine failed", and a failure anywhere sends
+ * the call to MPI on every rank.  It is paid only where a plan is made,
+ * beside the matrix exchange and the planning.  Returns 1 when some rank
+ * failed, 0 when none did, -1 on error. */
+static int plan_failed_anywhere(const skewshim_call *c, skewshim_plan_cache *pc, int failed)
+{
+    int any = 0;
+    double t0 = PMPI_Wtime();
+    int rc = PMPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c->cs->pcomm);
+    pc->meta_time += PMPI_Wtime() - t0;
+    pc->meta_bytes += sizeof failed;
+    return rc != MPI_SUCCESS ? -1 : any != 0;
+}
+
 /* A miss keeps the gathered buffer as the entry's matrix, its rows closed
  * up to P wide in place, instead of copying it into a second allocation:
  * one P x P matrix per rank at the peak of a new matrix's call, not two
@@ -314,7 +354,8 @@ static uint64_t use(skewshim_call *c, skewshim_plan_cache *pc, skewshim_plan_ent
  * plan's) and plans (or finds the cached plan); the largest temp of any
  * rank is the same number everywhere, so the memory cap is decided
  * identically.  UINT64_MAX reports a failure (every rank fails alike: same
- * matrix, same planner), which the pipeline turns into a fallback. */
+ * matrix, same planner, and a plan that failed on one rank only is agreed
+ * on), which the pipeline turns into a fallback. */
 uint64_t skewshim_global_plan(skewshim_call *c)
 {
     skewshim_comm *cs = c->cs;
@@ -396,22 +437,27 @@ uint64_t skewshim_global_plan(skewshim_call *c)
     pc->cur_hit = e != NULL;
     if (!e) {
         /* The current entry's matrix is copied before a victim is freed,
-         * which may be that entry. */
+         * which may be that entry.  A copy this rank cannot allocate fails
+         * its plan, agreed below like any other; the victim goes on every
+         * rank all the same. */
         uint64_t *mine = NULL;
-        if (repeat && !(mine = malloc(n * sizeof *mine)))
-            return SKEWSHIM_TEMP_NOMEM;
+        int failed = repeat && !(mine = malloc(n * sizeof *mine));
         if (mine)
             memcpy(mine, rows, n * sizeof *mine);
         e = skewshim_plan_victim(pc);
-        e->matrix = mine ? mine : take_matrix(pc, P, row);
-        skewshim_matrix m = {P, e->matrix};
-        if (make_plan(c, e, &m, k.nics)) {
+        if (!failed) {
+            e->matrix = mine ? mine : take_matrix(pc, P, row);
+            skewshim_matrix m = {P, e->matrix};
+            failed = make_plan(c, e, &m, k.nics) != 0;
+        }
+        if (plan_failed_anywhere(c, pc, failed) != 0) {
+            /* Every rank drops the entry, made or not, so that the caches
+             * stay alike and the next call of this matrix misses (and
+             * agrees) on every rank. */
+            skewshim_sched_free(&e->slice);
             free(e->matrix);
             memset(e, 0, sizeof *e);
             pc->cur = NULL;
-            /* A planner is deterministic on the agreed matrix; a plan it
-             * cannot make fails alike everywhere (its own allocations are
-             * the one local exception, see doc/decisions.md). */
             return UINT64_MAX;
         }
         e->n = n;
