@@ -16,16 +16,19 @@ export SKEWSHIM_TEST_TIMEOUT=${SKEWSHIM_TEST_TIMEOUT:-120}
 for algo in sabre fast; do
     for fault in 1 3; do
         # Every plan of rank $fault fails: every call goes to MPI, agreed.
-        SKEWSHIM_FAULT_PLAN=$fault check 4 "$algo, every plan of rank $fault fails: all ranks to MPI" \
+        export SKEWSHIM_FAULT_PLAN=$fault
+        check 4 "$algo, every plan of rank $fault fails: all ranks to MPI" \
             --algo $algo --param topology.ranks_per_node=2 --workloads zipf,moe,hot_recv --seeds 2 \
             --expect fallback:internal_error
     done
     # Only the first plan fails: that call goes to MPI, and its matrix
     # again is planned and run on every rank (none kept a plan the
     # failing rank lacks).
-    SKEWSHIM_FAULT_PLAN=2:1 check 4 "$algo, the first plan of rank 2 fails, then the same matrix runs $algo" \
+    export SKEWSHIM_FAULT_PLAN=2:1
+    check 4 "$algo, the first plan of rank 2 fails, then the same matrix runs $algo" \
         --algo $algo --param topology.ranks_per_node=2 --workloads zipf --types byte --seeds 1 \
         --expect fallback:internal_error --again $algo
+    unset SKEWSHIM_FAULT_PLAN
     # No fault: the switch itself changes nothing.
     check 4 "$algo, no fault" --algo $algo --param topology.ranks_per_node=2 --workloads zipf,moe --seeds 2 \
         --expect $algo --again $algo
