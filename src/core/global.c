@@ -454,9 +454,7 @@ uint64_t skewshim_global_plan(skewshim_call *c)
             /* Every rank drops the entry, made or not, so that the caches
              * stay alike and the next call of this matrix misses (and
              * agrees) on every rank. */
-            skewshim_sched_free(&e->slice);
-            free(e->matrix);
-            memset(e, 0, sizeof *e);
+            skewshim_plan_entry_clear(e);
             pc->cur = NULL;
             return UINT64_MAX;
         }

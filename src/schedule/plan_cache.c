@@ -26,10 +26,11 @@ void skewshim_plan_cache_free(void *p)
     free(pc);
 }
 
+/* Also an entry being made and not yet used: its schedule may be partly
+ * built (an empty slot's is all zero, which frees nothing). */
 void skewshim_plan_entry_clear(skewshim_plan_entry *e)
 {
-    if (e->used)
-        skewshim_sched_free(&e->slice);
+    skewshim_sched_free(&e->slice);
     free(e->matrix);
     memset(e, 0, sizeof *e);
 }
