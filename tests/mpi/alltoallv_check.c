@@ -40,6 +40,7 @@ typedef struct opts {
     char comms[128];
     uint64_t S;                  /* max elements per block */
     int seeds;
+    uint64_t seed_base;          /* seeds run seed_base+1 .. seed_base+seeds */
     int verbose;
     int device;                  /* buffers in GPU memory; reference on host copies */
     int agreement;               /* -1 any, 0 must not run, 1 must run */
@@ -395,8 +396,8 @@ static void for_each_case(const opts *o, MPI_Comm comm, const char *cname)
             if (kind < 0)
                 die("unknown workload");
             for (int s = 0; s < o->seeds; s++) {
-                skewshim_wl w = {.kind = kind, .S = o->S, .param = 0, .seed = (uint64_t)s + 1,
-                                 .topk = 2};
+                skewshim_wl w = {.kind = kind, .S = o->S, .param = 0,
+                                 .seed = o->seed_base + (uint64_t)s + 1, .topk = 2};
                 run_case(o, comm, cname, dt, pick, noncontig, &w);
             }
         }
@@ -409,7 +410,7 @@ static const char usage[] =
     "usage: alltoallv_check [--algo NAME] [--expect NAME|fallback:REASON] "
     "[--workloads a,b] [--types byte,int,double,contig,vector,"
     "contig12,rev12,swap12,vec12,mix:a+b] "
-    "[--comms world,dup,split,reverse] [--S N] [--seeds N] "
+    "[--comms world,dup,split,reverse] [--S N] [--seeds N] [--seed-base N] "
     "[--param k=v] [--agreement 0|1] [--device] [--in-place] "
     "[--cap-between] [--again NAME|fallback:REASON|any] [--repeats N] "
     "[--perturb] [-v] | --batch FILE\n";
@@ -435,6 +436,7 @@ static void parse(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--comms") && v) { snprintf(o->comms, sizeof o->comms, "%s", v); i++; }
         else if (!strcmp(a, "--S") && v) { o->S = strtoull(v, NULL, 10); i++; }
         else if (!strcmp(a, "--seeds") && v) { o->seeds = atoi(v); i++; }
+        else if (!strcmp(a, "--seed-base") && v) { o->seed_base = strtoull(v, NULL, 10); i++; }
         else if (!strcmp(a, "--param") && v) {
             char k[128];
             snprintf(k, sizeof k, "%s", v);
