@@ -214,7 +214,8 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
     int *sd = sc + P, *rc = sc + 2 * P, *rd = sc + 3 * P;
     if (!counts || !sc)
         die("out of memory");
-    skewshim_wl_matrix(w, P, counts);
+    if (skewshim_wl_matrix(w, P, counts))
+        die("workload parameter out of range");
     if (o->in_place)            /* what i sends j is what j sends i */
         for (int i = 0; i < P; i++)
             for (int j = 0; j < i; j++)
@@ -306,9 +307,15 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
     } else {
         erc = MPI_Alltoallv(sarg, scarg, sdarg, starg, r1 + shift, rc, rd, dt, comm);
     }
-    char what[256];
+    char what[256], wname[64];
+    if (w->kind == SKEWSHIM_WL_MOE)
+        snprintf(wname, sizeof wname, "moe(s=%g,k=%d)", w->param > 0 ? w->param : 0.8, w->topk);
+    else if (w->param > 0)
+        snprintf(wname, sizeof wname, "%s(%g)", skewshim_wl_name(w->kind), w->param);
+    else
+        snprintf(wname, sizeof wname, "%s", skewshim_wl_name(w->kind));
     snprintf(what, sizeof what, "comm=%s P=%d type=%s workload=%s S=%llu seed=%llu%s", cname, P,
-             tname, skewshim_wl_name(w->kind), (unsigned long long)w->S,
+             tname, wname, (unsigned long long)w->S,
              (unsigned long long)w->seed, o->in_place ? " in-place" : "");
     int ok = erc == MPI_SUCCESS && check_expect(o, noncontig, what);
     PMPI_Alltoallv(sarg, sc, sd, dt, r2 + shift, rc, rd, dt, comm);
@@ -366,6 +373,36 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
     free(sc);
 }
 
+/* NAME, NAME:PARAM or moe:PARAM:TOPK, so that a run chooses the skew (the
+ * Zipf exponent, the power law's base, the hot fraction, the normal's sd)
+ * and MoE's experts per token, not only each kind's default. */
+static skewshim_wl parse_workload(const char *spec)
+{
+    char name[64], msg[160], *end = NULL;
+    snprintf(name, sizeof name, "%s", spec);
+    skewshim_wl w = {.topk = 2};
+    int bad = 0, has_topk = 0;
+    char *colon = strchr(name, ':');
+    if (colon) {
+        *colon = '\0';
+        w.param = strtod(colon + 1, &end);
+        bad = end == colon + 1 || !(w.param > 0) || (*end && *end != ':');
+        if (!bad && *end == ':') {
+            long k = strtol(end + 1, &end, 10);
+            bad = *end || k < 1 || k > 1024;
+            w.topk = (int)k;
+            has_topk = 1;
+        }
+    }
+    w.kind = skewshim_wl_from_name(name);
+    if (bad || w.kind < 0 || (has_topk && w.kind != SKEWSHIM_WL_MOE)) {
+        snprintf(msg, sizeof msg, "bad workload '%s' (NAME, NAME:PARAM with PARAM > 0, "
+                 "or moe:PARAM:TOPK with TOPK 1-1024)", spec);
+        die(msg);
+    }
+    return w;
+}
+
 static void for_each_case(const opts *o, MPI_Comm comm, const char *cname)
 {
     char tl[128], wl[512];
@@ -392,12 +429,11 @@ static void for_each_case(const opts *o, MPI_Comm comm, const char *cname)
         snprintf(wl, sizeof wl, "%s", o->workloads);
         char *save = NULL;
         for (char *wn = strtok_r(wl, ",", &save); wn; wn = strtok_r(NULL, ",", &save)) {
-            int kind = skewshim_wl_from_name(wn);
-            if (kind < 0)
-                die("unknown workload");
+            skewshim_wl spec = parse_workload(wn);
             for (int s = 0; s < o->seeds; s++) {
-                skewshim_wl w = {.kind = kind, .S = o->S, .param = 0,
-                                 .seed = o->seed_base + (uint64_t)s + 1, .topk = 2};
+                skewshim_wl w = spec;
+                w.S = o->S;
+                w.seed = o->seed_base + (uint64_t)s + 1;
                 run_case(o, comm, cname, dt, pick, noncontig, &w);
             }
         }
@@ -408,7 +444,7 @@ static void for_each_case(const opts *o, MPI_Comm comm, const char *cname)
 
 static const char usage[] =
     "usage: alltoallv_check [--algo NAME] [--expect NAME|fallback:REASON] "
-    "[--workloads a,b] [--types byte,int,double,contig,vector,"
+    "[--workloads a,b (NAME[:PARAM[:TOPK]])] [--types byte,int,double,contig,vector,"
     "contig12,rev12,swap12,vec12,mix:a+b] "
     "[--comms world,dup,split,reverse] [--S N] [--seeds N] [--seed-base N] "
     "[--param k=v] [--agreement 0|1] [--device] [--in-place] "

@@ -17,6 +17,11 @@ for n in $ranks; do
         batch_add "fast q=$q" --algo fast --param topology.ranks_per_node=$q --workloads $W --types byte,double
         batch_add "fast q=$q no pipeline" --algo fast --param topology.ranks_per_node=$q --param fast.pipeline=false --workloads uniform,hot_recv
     done
+    # The skew of the papers' traces, not only each workload's default:
+    # Zipf 0.4 and 0.9, MoE top-1 and top-4 (NAME:PARAM[:TOPK]).
+    q=$((n < 3 ? n : 3))
+    batch_add "sabre q=$q, Zipf 0.4-0.9, MoE k=1,4" --algo sabre --param topology.ranks_per_node=$q --param sabre.mtm_threshold=1 --workloads zipf:0.4,zipf:0.9,moe:0.4:1,moe:1.2:4
+    batch_add "fast q=$q, Zipf 0.4-0.9, MoE k=1,4" --algo fast --param topology.ranks_per_node=$q --workloads zipf:0.4,zipf:0.9,moe:0.4:1,moe:1.2:4
     batch_run $n
 done
 done_testing
