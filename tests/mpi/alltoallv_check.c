@@ -214,8 +214,12 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
     int *sd = sc + P, *rc = sc + 2 * P, *rd = sc + 3 * P;
     if (!counts || !sc)
         die("out of memory");
-    if (skewshim_wl_matrix(w, P, counts))
-        die("workload parameter out of range");
+    if (skewshim_wl_matrix(w, P, counts)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "workload %s: parameter %g out of its range",
+                 skewshim_wl_name(w->kind), w->param);
+        die(msg);
+    }
     if (o->in_place)            /* what i sends j is what j sends i */
         for (int i = 0; i < P; i++)
             for (int j = 0; j < i; j++)
