@@ -197,6 +197,24 @@ static int perturbed(MPI_Comm comm, const uint64_t *counts, const void *sb,
     return ok;
 }
 
+/* Where a receive buffer first and last differs from the reference, and
+ * how many bytes do, so that a report tells one misplaced block from a
+ * shifted buffer. */
+static void report_diff(const unsigned char *got, const unsigned char *ref, size_t n,
+                        const char *what, const char *tail)
+{
+    size_t first = n, last = 0, bad = 0;
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != ref[i]) {
+            first = first < i ? first : i;
+            last = i;
+            bad++;
+        }
+    fprintf(stderr, "[%d] %s%s: receive buffer differs from PMPI_Alltoallv: %zu of %zu bytes, "
+            "%zu-%zu (first got 0x%02x, want 0x%02x)\n", rank_w, what, tail, bad, n, first, last,
+            got[first], ref[first]);
+}
+
 static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Datatype dt,
                      const char *tname, int noncontig, const skewshim_wl *w)
 {
@@ -324,11 +342,7 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
     int ok = erc == MPI_SUCCESS && check_expect(o, noncontig, what);
     PMPI_Alltoallv(sarg, sc, sd, dt, r2 + shift, rc, rd, dt, comm);
     if (memcmp(r1, r2, rbytes)) {
-        size_t i = 0;
-        while (r1[i] == r2[i])
-            i++;
-        fprintf(stderr, "[%d] %s: receive buffer differs from PMPI_Alltoallv at byte %zu of %zu\n",
-                rank_w, what, i, rbytes);
+        report_diff(r1, r2, rbytes, what, "");
         ok = 0;
     }
     if (r0) {
@@ -341,7 +355,7 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
         erc = MPI_Alltoallv(sarg, scarg, sdarg, starg, r0 + shift, rc, rd, dt, comm);
         ok = ok && erc == MPI_SUCCESS && check_expect(&o2, noncontig, what);
         if (memcmp(r0, r2, rbytes)) {
-            fprintf(stderr, "[%d] %s: receive buffer differs from PMPI_Alltoallv\n", rank_w, what);
+            report_diff(r0, r2, rbytes, what, "");
             ok = 0;
         }
         /* More repeats, then one block changed: host buffers, not in place
@@ -352,7 +366,9 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
             int good = erc == MPI_SUCCESS && check_expect(&o2, noncontig, what);
             ok = ok && good;
             if (memcmp(r0, r2, rbytes)) {
-                fprintf(stderr, "[%d] %s: repeat %d differs from PMPI_Alltoallv\n", rank_w, what, k);
+                char rep[32];
+                snprintf(rep, sizeof rep, " (repeat %d)", k);
+                report_diff(r0, r2, rbytes, what, rep);
                 ok = 0;
             }
         }
