@@ -93,6 +93,42 @@ static void add_vector(acc *a, const run *c, MPI_Aint ext, int count, int blockl
     }
 }
 
+/* Whether the envelope's counts are what the combiner's arguments take
+ * (MPI 4.0, Table 5.1), so that reading them stays inside the arrays.  A
+ * library whose envelope says otherwise (SimGrid 3.32 names a struct of
+ * one child type MPI_COMBINER_INDEXED and hands out the struct's 3
+ * integers where indexed reads 5) gets "not a run": a pack, where reading
+ * past the integers took heap garbage for displacements and once called
+ * such a struct one run (doc/lab.md, "Random calls on simulated nodes"). */
+static int counts_fit(int comb, int ni, int na, int nd, const int *iv)
+{
+    int n = ni > 0 ? iv[0] : -1;
+    switch (comb) {
+    case MPI_COMBINER_DUP:
+        return nd == 1;
+    case MPI_COMBINER_RESIZED:
+        return na == 2 && nd == 1;
+    case MPI_COMBINER_CONTIGUOUS:
+        return ni == 1 && nd == 1;
+    case MPI_COMBINER_VECTOR:
+        return ni == 3 && nd == 1;
+    case MPI_COMBINER_HVECTOR:
+        return ni == 2 && na == 1 && nd == 1;
+    case MPI_COMBINER_INDEXED:
+        return n >= 0 && ni == 2 * n + 1 && nd == 1;
+    case MPI_COMBINER_HINDEXED:
+        return n >= 0 && ni == n + 1 && na == n && nd == 1;
+    case MPI_COMBINER_INDEXED_BLOCK:
+        return n >= 0 && ni == n + 2 && nd == 1;
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        return n >= 0 && ni == 2 && na == n && nd == 1;
+    case MPI_COMBINER_STRUCT:
+        return n >= 0 && ni == n + 1 && na == n && nd == n;
+    default:
+        return 0;
+    }
+}
+
 /* The run of a derived type from its constructor's arguments. */
 static void decode_contents(int comb, const int *iv, const MPI_Aint *av,
                             const MPI_Datatype *tv, int depth, run *r)
@@ -172,7 +208,8 @@ static void decode(MPI_Datatype t, int depth, run *r)
     MPI_Aint *av = malloc((size_t)(na > 0 ? na : 1) * sizeof *av);
     MPI_Datatype *tv = malloc((size_t)(nd > 0 ? nd : 1) * sizeof *tv);
     if (iv && av && tv && PMPI_Type_get_contents(t, ni, na, nd, iv, av, tv) == MPI_SUCCESS) {
-        decode_contents(comb, iv, av, tv, depth, r);
+        if (counts_fit(comb, ni, na, nd, iv))
+            decode_contents(comb, iv, av, tv, depth, r);
         free_contents(tv, nd);
     }
     free(iv);
