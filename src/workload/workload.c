@@ -10,6 +10,7 @@
 #include "workload/workload.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,19 @@ const char *skewshim_wl_name(int kind)
     if (kind < 0 || kind >= SKEWSHIM_WL_COUNT)
         return "unknown";
     return wl_names[kind];
+}
+
+void skewshim_wl_label(const skewshim_wl *w, char *out, size_t len)
+{
+    /* The defaults are spelled out so that two labels are equal exactly
+     * when the generators draw the same matrix shape. */
+    if (w->kind == SKEWSHIM_WL_MOE)
+        snprintf(out, len, "moe(s=%g,k=%d)", w->param > 0 ? w->param : 0.8,
+                 w->topk > 0 ? w->topk : 2);
+    else if (w->param > 0)
+        snprintf(out, len, "%s(%g)", skewshim_wl_name(w->kind), w->param);
+    else
+        snprintf(out, len, "%s", skewshim_wl_name(w->kind));
 }
 
 int skewshim_wl_from_name(const char *name)

@@ -50,6 +50,10 @@ typedef struct skewshim_wl {
 const char *skewshim_wl_name(int kind);          /* "equal", "uniform", ... */
 int skewshim_wl_from_name(const char *name);      /* -1 when unknown */
 
+/* "uniform", "zipf(0.4)", "moe(s=0.8,k=2)": the kind with its parameters,
+ * defaults written out for MoE; the label logs and CSVs carry. */
+void skewshim_wl_label(const skewshim_wl *w, char *out, size_t len);
+
 /* counts[i*P + j]: elements rank i sends rank j.  Returns 0, or -1 for an
  * unknown kind, P < 1 or an allocation failure. */
 int skewshim_wl_matrix(const skewshim_wl *w, int P, uint64_t *counts);

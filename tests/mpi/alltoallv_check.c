@@ -330,12 +330,7 @@ static void run_case(const opts *o, MPI_Comm comm, const char *cname, MPI_Dataty
         erc = MPI_Alltoallv(sarg, scarg, sdarg, starg, r1 + shift, rc, rd, dt, comm);
     }
     char what[256], wname[64];
-    if (w->kind == SKEWSHIM_WL_MOE)
-        snprintf(wname, sizeof wname, "moe(s=%g,k=%d)", w->param > 0 ? w->param : 0.8, w->topk);
-    else if (w->param > 0)
-        snprintf(wname, sizeof wname, "%s(%g)", skewshim_wl_name(w->kind), w->param);
-    else
-        snprintf(wname, sizeof wname, "%s", skewshim_wl_name(w->kind));
+    skewshim_wl_label(w, wname, sizeof wname);
     snprintf(what, sizeof what, "comm=%s P=%d type=%s workload=%s S=%llu seed=%llu%s", cname, P,
              tname, wname, (unsigned long long)w->S,
              (unsigned long long)w->seed, o->in_place ? " in-place" : "");

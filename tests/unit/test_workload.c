@@ -277,6 +277,27 @@ static void test_replay(void)
     TAP_OK(rc == -1 && strstr(err, path), "replay: missing file: %s", err);
 }
 
+/* The label the harness's failure reports and the bench's CSV carry: MoE's
+ * defaults written out, so that two runs of one matrix shape say the same. */
+static void test_labels(void)
+{
+    static const struct { skewshim_wl w; const char *want; } cases[] = {
+        { { .kind = SKEWSHIM_WL_UNIFORM }, "uniform" },
+        { { .kind = SKEWSHIM_WL_ZIPF, .param = 0.4 }, "zipf(0.4)" },
+        { { .kind = SKEWSHIM_WL_MOE }, "moe(s=0.8,k=2)" },
+        { { .kind = SKEWSHIM_WL_MOE, .param = 1.2, .topk = 4 }, "moe(s=1.2,k=4)" },
+        { { .kind = SKEWSHIM_WL_COUNT }, "unknown" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char got[64];
+        skewshim_wl_label(&cases[i].w, got, sizeof got);
+        TAP_OK(strcmp(got, cases[i].want) == 0, "label: %s (want %s)", got, cases[i].want);
+    }
+    char small[6];
+    skewshim_wl_label(&cases[3].w, small, sizeof small);
+    TAP_OK(strcmp(small, "moe(s") == 0, "label: cut to the buffer and terminated (%s)", small);
+}
+
 int main(void)
 {
     test_names();
@@ -286,5 +307,6 @@ int main(void)
     test_zipf();
     test_moe();
     test_replay();
+    test_labels();
     return TAP_DONE();
 }

@@ -63,12 +63,8 @@ void skewshim_bench_workload_label(const opts *o, char *out, size_t len)
     if (o->replay) {
         const char *base = strrchr(o->replay, '/');
         snprintf(out, len, "replay(%s:%d)", base ? base + 1 : o->replay, o->replay_index);
-    } else if (o->wl_kind == SKEWSHIM_WL_MOE) {
-        snprintf(out, len, "moe(s=%g,k=%d)", o->param > 0 ? o->param : 0.8,
-                 o->topk > 0 ? o->topk : 2);
-    } else if (o->param > 0) {
-        snprintf(out, len, "%s(%g)", skewshim_wl_name(o->wl_kind), o->param);
     } else {
-        snprintf(out, len, "%s", skewshim_wl_name(o->wl_kind));
+        skewshim_wl w = { .kind = o->wl_kind, .param = o->param, .topk = o->topk };
+        skewshim_wl_label(&w, out, len);
     }
 }
