@@ -4,14 +4,9 @@
 # wrong copy on a sound machine) and one second with COPYCHECK_INJECT=1,
 # which zeroes the first 64 bytes of the first copy (exit 1 and a report
 # of 64 wrong bytes at 0-63).  zmm16 needs a CPU with AVX-512.  Prints TAP.
-: "${top_builddir:=$(pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-n=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+. "$(dirname "$0")/tap.sh"
 HOSTCC=${HOSTCC:-cc}
-OUT=$(mktemp -d "${TMPDIR:-/tmp}/skewshim-copycheck.XXXXXX")
-trap 'rm -rf "$OUT"' EXIT
+tap_scratch copycheck
 echo "1..6"
 avx512=no
 grep -qw avx512f /proc/cpuinfo 2>/dev/null && avx512=yes

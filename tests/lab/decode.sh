@@ -8,12 +8,8 @@
 # one run and sent its bytes unpacked: scripts/soak --smpi found this line
 # wrong on 4 of 7 ranks (the second call of its second seed), every run.
 # Now the counts are checked first; the line must pass.  Prints TAP.
-: "${top_builddir:=$(pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-n=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-OUT=$(mktemp -d "${TMPDIR:-/tmp}/skewshim-decode.XXXXXX")
-trap 'rm -rf "$OUT"' EXIT
+. "$(dirname "$0")/tap.sh"
+tap_scratch decode
 echo "1..2"
 # What the decoder meets: SMPI's envelope of that struct.
 if ${CC:-smpicc} -o "$OUT/smpi_faults" "$top_srcdir/lab/smpi_faults.c" > "$OUT/cc.out" 2>&1; then

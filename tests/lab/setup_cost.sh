@@ -5,12 +5,8 @@
 # MPI_Comm_dup and 16.1 us the shim's own collectives.  A change of
 # SimGrid, of the platform or of the settings that moves them fails here,
 # and the doc's figure with it.  Prints TAP.
-: "${top_builddir:=$(pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-n=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-OUT=$(mktemp -d "${TMPDIR:-/tmp}/skewshim-setup-cost.XXXXXX")
-trap 'rm -rf "$OUT"' EXIT
+. "$(dirname "$0")/tap.sh"
+tap_scratch setup-cost
 echo "1..2"
 smpicc -std=c11 -O1 -Wall -Wextra -Werror -o "$OUT/setup_cost" "$top_srcdir/lab/setup_cost.c" 2>"$OUT/cc.err"
 rc=$?

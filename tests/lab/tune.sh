@@ -14,16 +14,9 @@
 # A tuner that picks another item, keeps native where tuna_hier wins, writes
 # rules the loader refuses or that match the wrong calls fails here.
 # Runs in an SMPI build (configure MPICC=smpicc); prints TAP.
-: "${top_builddir:=$(pwd)}"
-: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-n=0
-ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
-
-if ! command -v smpirun >/dev/null 2>&1; then
-    echo "1..0 # SKIP smpirun not found (apt-get install libsimgrid-dev)"; exit 0
-fi
-OUT=$(mktemp -d "${TMPDIR:-/tmp}/skewshim-tune-ci.XXXXXX")
-trap 'rm -rf "$OUT"' EXIT
+. "$(dirname "$0")/tap.sh"
+tap_need_smpirun
+tap_scratch tune-ci
 PY=/usr/bin/python3
 LAB="$top_srcdir/scripts/skewshim-lab"
 t0=$(date +%s)
